@@ -1,0 +1,99 @@
+// Tensor arithmetic on the CPU (CUDA versions arrive with the CUDA backend), all differentiable.
+// defines: add sub mul div neg exp log sqrt pow abs, eq ne lt le gt ge, where, sum mean max min
+//          argmax argmin, matmul, sum_to, broadcast_shapes, operators, ember::detail::wrap_dim
+//
+// Binary ops broadcast as NumPy and PyTorch do (sizes align from the right; a size-1 dim
+// stretches) and promote dtypes (bool < uint8 < int64 < float32 < float64). Inputs may be strided:
+// no hidden copy is made for element-wise ops. Mixing devices throws, naming both.
+#pragma once
+
+#include <tuple>
+
+#include "core/tensor.h"
+
+namespace ember {
+
+namespace detail {
+// Maps a possibly negative dim into [0, ndim); throws naming `op` when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+}  // namespace detail
+
+// The shape two shapes broadcast to; throws naming `op` when they cannot.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op = "broadcast");
+DType promote_types(DType a, DType b);
+
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a - alpha * b
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+
+// Comparisons return bool tensors and record no gradient.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+
+// Elements of a where condition is true, else of b (all three broadcast). condition: bool/uint8.
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+
+// Reductions. An empty `dims` reduces over every dim. sum of integers is int64; mean needs a
+// floating tensor. max/min over a dim return {values, indices} as torch.max(x, dim) does.
+Tensor sum(const Tensor& a, Shape dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, Shape dims = {}, bool keepdim = false);
+Tensor max(const Tensor& a);
+Tensor min(const Tensor& a);
+std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& a, int64_t dim, bool keepdim = false);
+
+// Sums `grad` down to `shape` (the inverse of broadcasting `shape` up to grad's shape).
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// 1-D·1-D (dot), 2-D·2-D, batched 3-D·3-D, and 3-D·2-D / 2-D·3-D (the 2-D side broadcasts over
+// the batch), as torch.matmul. float32 runs on ember's packed SGEMM; inputs may be transposed
+// views without a copy.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+inline Tensor operator+(double a, const Tensor& b) { return add(b, a); }
+inline Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator-(double a, const Tensor& b) { return add(neg(b), a); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+
+}  // namespace ember

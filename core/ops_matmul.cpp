@@ -1,0 +1,95 @@
+// matmul: 1-D, 2-D and batched 3-D products on ember's GEMM kernel, and its gradient.
+#include "common/error.h"
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "kernels/cpu/gemm.h"
+
+namespace ember {
+
+using autograd::SavedTensor;
+
+namespace {
+
+// How a 2-D strided matrix reaches gemm without a copy: row-major with leading dim `ld`, or
+// transposed (column-major storage). `needs_copy` when neither stride is 1.
+struct GemmOperand {
+  bool transposed = false;
+  int64_t ld = 1;
+  bool needs_copy = false;
+};
+
+GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  if (rows == 1) row_stride = cols;  // the stride of a size-1 dim is never used
+  if (cols == 1) col_stride = 1;
+  if (col_stride == 1 && row_stride >= cols) return {false, std::max<int64_t>(row_stride, 1), false};
+  if (row_stride == 1 && col_stride >= rows) return {true, std::max<int64_t>(col_stride, 1), false};
+  return {false, std::max<int64_t>(cols, 1), true};
+}
+
+// out[b] = a[b] @ b[b] for 3-D operands of the same batch (batch stride 0 broadcasts).
+Tensor batched_product(const Tensor& a, const Tensor& b) {
+  const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
+  Tensor x = a, y = b;
+  GemmOperand ga = gemm_operand(m, k, x.stride(1), x.stride(2));
+  if (ga.needs_copy) { x = x.contiguous(); ga = gemm_operand(m, k, x.stride(1), x.stride(2)); }
+  GemmOperand gb = gemm_operand(k, n, y.stride(1), y.stride(2));
+  if (gb.needs_copy) { y = y.contiguous(); gb = gemm_operand(k, n, y.stride(1), y.stride(2)); }
+  Tensor out = empty({batch, m, n}, {.dtype = a.dtype(), .device = a.device()});
+  visit_floating(a.dtype(), "matmul", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* px = static_cast<const T*>(x.data_ptr());
+    const T* py = static_cast<const T*>(y.data_ptr());
+    T* po = out.data<T>();
+    for (int64_t i = 0; i < batch; ++i) {
+      kernels::cpu::gemm<T>(ga.transposed, gb.transposed, m, n, k, T(1), px + i * x.stride(0), ga.ld,
+                            py + i * y.stride(0), gb.ld, T(0), po + i * m * n, std::max<int64_t>(n, 1));
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.defined() && b.defined(), "matmul: called with an undefined tensor");
+  EMBER_CHECK(a.device() == b.device(), "matmul: expected both tensors on the same device, got ",
+              a.device(), " and ", b.device());
+  EMBER_CHECK(a.dim() >= 1 && a.dim() <= 3 && b.dim() >= 1 && b.dim() <= 3,
+              "matmul: expected 1-D, 2-D or 3-D tensors, got shapes ", a.sizes(), " and ", b.sizes());
+  EMBER_CHECK(a.dtype() == b.dtype(), "matmul: expected tensors of the same dtype, got ",
+              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  // Vectors become matrices through views, so autograd handles them through the view ops.
+  if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
+  if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
+  EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: shapes ", a.sizes(), " and ", b.sizes(),
+              " cannot be multiplied (", a.size(-1), " != ", b.size(-2), ")");
+  if (!a.device().is_cpu()) {
+    throw NotImplemented("matmul: CUDA kernels for this op are not implemented yet; move the "
+                         "tensors to the CPU with .cpu()");
+  }
+  int64_t batch = std::max(a.dim() == 3 ? a.size(0) : 1, b.dim() == 3 ? b.size(0) : 1);
+  EMBER_CHECK((a.dim() < 3 || a.size(0) == batch || a.size(0) == 1) &&
+              (b.dim() < 3 || b.size(0) == batch || b.size(0) == 1),
+              "matmul: batch sizes of ", a.sizes(), " and ", b.sizes(), " cannot be broadcast");
+  Tensor x = a.detach(), y = b.detach();
+  x = (x.dim() == 2 ? x.unsqueeze(0) : x).expand({batch, a.size(-2), a.size(-1)});
+  y = (y.dim() == 2 ? y.unsqueeze(0) : y).expand({batch, b.size(-2), b.size(-1)});
+  Tensor out = batched_product(x, y);
+  if (a.dim() == 2 && b.dim() == 2) out = out.squeeze(0);
+  if (autograd::needs_grad({a, b})) {
+    SavedTensor saved_a(a), saved_b(b);
+    bool need_a = a.requires_grad(), need_b = b.requires_grad();
+    autograd::record("matmul", {a, b}, {&out}, [=](const std::vector<Tensor>& g) {
+      Tensor p = saved_a.unpack("matmul"), q = saved_b.unpack("matmul");
+      Tensor ga, gb;
+      if (need_a) ga = sum_to(matmul(g[0], q.transpose(-1, -2)), p.sizes());
+      if (need_b) gb = sum_to(matmul(p.transpose(-1, -2), g[0]), q.sizes());
+      return std::vector<Tensor>{ga, gb};
+    });
+  }
+  return out;
+}
+
+Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
+
+}  // namespace ember

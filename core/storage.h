@@ -1,0 +1,48 @@
+// A block of memory on one device, shared by every tensor that views it.
+// defines: ember::Storage
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/device.h"
+
+namespace ember {
+
+// Owns `nbytes` of memory on `device`. CPU memory is 64-byte aligned; CUDA memory comes from the
+// caching allocator (core/cuda/runtime.h). Storage also carries the version counter that autograd
+// uses to detect in-place changes of saved tensors: every in-place op on any view bumps it.
+class Storage {
+ public:
+  using Deleter = std::function<void(void*)>;
+
+  // Allocates uninitialised memory. Throws ember::OutOfMemory when the allocation fails.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Wraps memory ember does not own; `deleter` (may be empty) runs when the last view is gone.
+  static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, Deleter deleter);
+
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
+ private:
+  Storage(void* data, size_t nbytes, Device device, Deleter deleter)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Deleter deleter_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace ember

@@ -1,0 +1,12 @@
+// The one header a user includes: the whole ember API.
+#pragma once
+
+#include "common/error.h"     // defines: ember::Error, ember::OutOfMemory
+#include "core/autograd.h"    // defines: NoGradGuard, autograd::backward
+#include "core/cuda/runtime.h"  // defines: ember::cuda::is_available, device_count, devices
+#include "core/device.h"      // defines: ember::Device
+#include "core/dtype.h"       // defines: ember::DType
+#include "core/generator.h"   // defines: ember::manual_seed
+#include "core/ops.h"         // defines: add, matmul, sum, ... and the operators
+#include "core/tensor.h"      // defines: ember::Tensor and its factories
+#include "core/threading.h"   // defines: ember::set_num_threads

@@ -1,0 +1,398 @@
+#include "kernels/cpu/gemm.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The plain loop: every double product, and float where the CPU has no AVX2/FMA.
+
+template <class T>
+void scale_rows(int64_t M, int64_t N, T beta, T* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    if (beta == T(0)) {
+      std::fill(c, c + N, T(0));
+    } else if (beta != T(1)) {
+      for (int64_t j = 0; j < N; ++j) c[j] *= beta;
+    }
+  }
+}
+
+template <class T>
+void simple_gemm_rows(bool trans_a, bool trans_b, int64_t i0, int64_t i1, int64_t N, int64_t K,
+                      T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                      int64_t ldc) {
+  constexpr int64_t kBlockK = 256;
+  for (int64_t i = i0; i < i1; ++i) {
+    T* c = C + i * ldc;
+    scale_rows<T>(1, N, beta, c, ldc);
+    for (int64_t k0 = 0; k0 < K; k0 += kBlockK) {
+      const int64_t k1 = std::min(K, k0 + kBlockK);
+      if (trans_b) {
+        for (int64_t j = 0; j < N; ++j) {
+          const T* b = B + j * ldb;
+          T sum = T(0);
+          for (int64_t k = k0; k < k1; ++k) sum += (trans_a ? A[k * lda + i] : A[i * lda + k]) * b[k];
+          c[j] += alpha * sum;
+        }
+      } else {
+        for (int64_t k = k0; k < k1; ++k) {
+          const T a = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
+          const T* b = B + k * ldb;
+          for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void simple_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                 int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  const bool parallel = !omp_in_parallel() && get_num_threads() > 1 && M > 1 &&
+                        double(M) * double(N) * double(K) > 1e5;
+  if (!parallel) {
+    simple_gemm_rows(trans_a, trans_b, 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#pragma omp parallel for num_threads(get_num_threads()) schedule(static)
+  for (int64_t i = 0; i < M; ++i) {
+    simple_gemm_rows(trans_a, trans_b, i, i + 1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The packed float path (GotoBLAS / BLIS structure).
+//
+// Loops, outer to inner: jc over NC columns of C, pc over KC of the inner dimension (pack a KC x NC
+// panel of op(B) into NR-wide slivers), ic over MC rows (pack an MC x KC block of op(A) into
+// MR-tall slivers), jr over NR-wide slivers, ir over MR-tall slivers, then the MR x NR
+// micro-kernel, which keeps its tile of C in registers for the whole KC loop.
+
+using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                             float alpha, float beta);
+
+struct Arch {
+  int64_t mr, nr, mc, kc, nc;
+  MicroKernel kernel;
+};
+
+// AVX-512: 14 x 32 tile = 28 zmm accumulators, 2 for the B row, 1 broadcast.
+__attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const float* a,
+                                                            const float* b, float* c, int64_t ldc,
+                                                            float alpha, float beta) {
+  constexpr int MR = 14;
+  __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(b);
+    const __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += MR;
+    b += 32;
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; ++i) {
+      _mm512_storeu_ps(c + i * ldc, _mm512_mul_ps(va, acc0[i]));
+      _mm512_storeu_ps(c + i * ldc + 16, _mm512_mul_ps(va, acc1[i]));
+    }
+  } else {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; ++i) {
+      float* row = c + i * ldc;
+      _mm512_storeu_ps(row, _mm512_fmadd_ps(va, acc0[i], _mm512_mul_ps(vb, _mm512_loadu_ps(row))));
+      _mm512_storeu_ps(row + 16,
+                       _mm512_fmadd_ps(va, acc1[i], _mm512_mul_ps(vb, _mm512_loadu_ps(row + 16))));
+    }
+  }
+}
+
+// AVX2/FMA: 6 x 16 tile = 12 ymm accumulators, 2 for the B row, 1 broadcast.
+__attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float* a,
+                                                          const float* b, float* c, int64_t ldc,
+                                                          float alpha, float beta) {
+  constexpr int MR = 6;
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = _mm256_setzero_ps();
+    acc1[i] = _mm256_setzero_ps();
+  }
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_load_ps(b);
+    const __m256 b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += MR;
+    b += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      _mm256_storeu_ps(c + i * ldc, _mm256_mul_ps(va, acc0[i]));
+      _mm256_storeu_ps(c + i * ldc + 8, _mm256_mul_ps(va, acc1[i]));
+    }
+  } else {
+    const __m256 vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      float* row = c + i * ldc;
+      _mm256_storeu_ps(row, _mm256_fmadd_ps(va, acc0[i], _mm256_mul_ps(vb, _mm256_loadu_ps(row))));
+      _mm256_storeu_ps(row + 8,
+                       _mm256_fmadd_ps(va, acc1[i], _mm256_mul_ps(vb, _mm256_loadu_ps(row + 8))));
+    }
+  }
+}
+
+// Which micro-kernel this CPU runs; nullptr when it has neither AVX-512 nor AVX2/FMA.
+const Arch* pick_arch() {
+  static const Arch avx512{12, 32, 192, 256, 2048, micro_avx512_14x32};
+  static const Arch avx2{6, 16, 120, 256, 2048, micro_avx2_6x16};
+  static const Arch* arch = [] () -> const Arch* {
+    __builtin_cpu_init();
+    if (getenv("XMC")) { static Arch t{14,32,atol(getenv("XMC")),atol(getenv("XKC")),atol(getenv("XNC")),micro_avx512_14x32}; return &t; }
+    if (__builtin_cpu_supports("avx512f")) return &avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &avx2;
+    return nullptr;
+  }();
+  return arch;
+}
+
+// A 64-byte aligned float buffer that only grows (one per thread and operand).
+class PackBuffer {
+ public:
+  ~PackBuffer() { std::free(data_); }
+  float* get(int64_t n) {
+    if (n > capacity_) {
+      std::free(data_);
+      const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
+      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+      capacity_ = n;
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  int64_t capacity_ = 0;
+};
+
+thread_local PackBuffer tl_pack_a, tl_pack_b;
+
+// op(A)[i0 .. i0+mc, p0 .. p0+kc] into MR-tall slivers, each k-major (a[k * MR + i]), zero-padded.
+void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+            int64_t MR, float* dst) {
+  for (int64_t is = 0; is < mc; is += MR) {
+    const int64_t mr = std::min(MR, mc - is);
+    if (trans) {
+      for (int64_t k = 0; k < kc; ++k) {
+        const float* src = A + (p0 + k) * lda + i0 + is;
+        float* d = dst + k * MR;
+        for (int64_t i = 0; i < mr; ++i) d[i] = src[i];
+        for (int64_t i = mr; i < MR; ++i) d[i] = 0.0f;
+      }
+    } else {
+      for (int64_t i = 0; i < mr; ++i) {
+        const float* src = A + (i0 + is + i) * lda + p0;
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = src[k];
+      }
+      for (int64_t i = mr; i < MR; ++i) {
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = 0.0f;
+      }
+    }
+    dst += MR * kc;
+  }
+}
+
+// op(B)[p0 .. p0+kc, j0 .. j0+nc] into NR-wide slivers, each k-major (b[k * NR + j]), zero-padded.
+void pack_b(bool trans, const float* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+            int64_t NR, float* dst) {
+  if (!trans) {
+    // Row by row of op(B), so that the source is read contiguously.
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* src = B + (p0 + k) * ldb + j0;
+      float* d = dst + k * NR;
+      int64_t js = 0;
+      for (; js + NR <= nc; js += NR) {
+        std::memcpy(d + js * kc, src + js, static_cast<size_t>(NR) * sizeof(float));
+      }
+      if (js < nc) {
+        const int64_t nr = nc - js;
+        for (int64_t j = 0; j < nr; ++j) d[js * kc + j] = src[js + j];
+        for (int64_t j = nr; j < NR; ++j) d[js * kc + j] = 0.0f;
+      }
+    }
+    return;
+  }
+  for (int64_t js = 0; js < nc; js += NR) {
+    const int64_t nr = std::min(NR, nc - js);
+    for (int64_t j = 0; j < nr; ++j) {
+      const float* src = B + (j0 + js + j) * ldb + p0;
+      for (int64_t k = 0; k < kc; ++k) dst[k * NR + j] = src[k];
+    }
+    for (int64_t j = nr; j < NR; ++j) {
+      for (int64_t k = 0; k < kc; ++k) dst[k * NR + j] = 0.0f;
+    }
+    dst += NR * kc;
+  }
+}
+
+// C[m0 .. m1, n0 .. n1] of the product, on the calling thread.
+void packed_gemm_block(const Arch& arch, bool trans_a, bool trans_b, int64_t m0, int64_t m1,
+                       int64_t n0, int64_t n1, int64_t K, float alpha, const float* A, int64_t lda,
+                       const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const int64_t MR = arch.mr, NR = arch.nr;
+  const int64_t nc_max = std::min(arch.nc, (n1 - n0 + NR - 1) / NR * NR);
+  const int64_t mc_max = std::min(arch.mc, (m1 - m0 + MR - 1) / MR * MR);
+  const int64_t kc_max = std::min(arch.kc, K);
+  float* pa = tl_pack_a.get(mc_max * kc_max);
+  float* pb = tl_pack_b.get(nc_max * kc_max);
+  alignas(64) float tile[16 * 32];
+  for (int64_t jc = n0; jc < n1; jc += arch.nc) {
+    const int64_t nc = std::min(arch.nc, n1 - jc);
+    for (int64_t pc = 0; pc < K; pc += arch.kc) {
+      const int64_t kc = std::min(arch.kc, K - pc);
+      const float beta_k = pc == 0 ? beta : 1.0f;
+      pack_b(trans_b, B, ldb, pc, kc, jc, nc, NR, pb);
+      for (int64_t ic = m0; ic < m1; ic += arch.mc) {
+        const int64_t mc = std::min(arch.mc, m1 - ic);
+        pack_a(trans_a, A, lda, ic, mc, pc, kc, MR, pa);
+        auto tile_op = [&](int64_t ir, int64_t jr) {
+          const int64_t mr = std::min(MR, mc - ir);
+          const int64_t nr = std::min(NR, nc - jr);
+          float* c = C + (ic + ir) * ldc + jc + jr;
+          if (mr == MR && nr == NR) {
+            arch.kernel(kc, pa + ir * kc, pb + jr * kc, c, ldc, alpha, beta_k);
+          } else {
+            arch.kernel(kc, pa + ir * kc, pb + jr * kc, tile, NR, 1.0f, 0.0f);
+            for (int64_t i = 0; i < mr; ++i) {
+              float* row = c + i * ldc;
+              const float* t = tile + i * NR;
+              if (beta_k == 0.0f) {
+                for (int64_t j = 0; j < nr; ++j) row[j] = alpha * t[j];
+              } else {
+                for (int64_t j = 0; j < nr; ++j) row[j] = alpha * t[j] + beta_k * row[j];
+              }
+            }
+          }
+        };
+        static const bool xord = getenv("XORD") != nullptr;
+        if (xord) {
+          for (int64_t jr = 0; jr < nc; jr += NR)
+            for (int64_t ir = 0; ir < mc; ir += MR) tile_op(ir, jr);
+        } else {
+          for (int64_t ir = 0; ir < mc; ir += MR)
+            for (int64_t jr = 0; jr < nc; jr += NR) tile_op(ir, jr);
+        }
+      }
+    }
+  }
+}
+
+// Splits the MR x NR tiles of C into tm x tn rectangles, one per thread, minimising the largest
+// rectangle plus the packing each thread repeats.
+void choose_grid(int threads, int64_t tiles_m, int64_t tiles_n, int64_t MR, int64_t NR, int* tm_out,
+                 int* tn_out) {
+  double best = 1e300;
+  *tm_out = 1;
+  *tn_out = 1;
+  for (int tm = 1; tm <= threads; ++tm) {
+    for (int tn = 1; tm * tn <= threads; ++tn) {
+      if (tm > tiles_m || tn > tiles_n) continue;
+      const double rows = double((tiles_m + tm - 1) / tm * MR);
+      const double cols = double((tiles_n + tn - 1) / tn * NR);
+      const double cost = rows * cols + 8.0 * (rows + cols);
+      if (cost < best - 1e-9) {
+        best = cost;
+        *tm_out = tm;
+        *tn_out = tn;
+      }
+    }
+  }
+}
+
+void packed_gemm(const Arch& arch, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                 float alpha, const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                 float* C, int64_t ldc) {
+  const int threads = omp_in_parallel() ? 1 : get_num_threads();
+  const double flops = 2.0 * double(M) * double(N) * double(K);
+  const int64_t tiles_m = (M + arch.mr - 1) / arch.mr, tiles_n = (N + arch.nr - 1) / arch.nr;
+  int tm = 1, tn = 1;
+  if (threads > 1 && flops > 4e6) choose_grid(threads, tiles_m, tiles_n, arch.mr, arch.nr, &tm, &tn);
+  if (tm * tn == 1) {
+    packed_gemm_block(arch, trans_a, trans_b, 0, M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#pragma omp parallel num_threads(tm * tn)
+  {
+    const int t = omp_get_thread_num();
+    if (t < tm * tn) {
+      const int bi = t / tn, bj = t % tn;
+      const int64_t m0 = std::min(M, tiles_m * bi / tm * arch.mr);
+      const int64_t m1 = std::min(M, tiles_m * (bi + 1) / tm * arch.mr);
+      const int64_t n0 = std::min(N, tiles_n * bj / tn * arch.nr);
+      const int64_t n1 = std::min(N, tiles_n * (bj + 1) / tn * arch.nr);
+      if (m0 < m1 && n0 < n1) {
+        packed_gemm_block(arch, trans_a, trans_b, m0, m1, n0, n1, K, alpha, A, lda, B, ldb, beta,
+                          C, ldc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  assert(M >= 0 && N >= 0 && K >= 0);
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    scale_rows<T>(M, N, beta, C, ldc);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (const Arch* arch = pick_arch()) {
+      packed_gemm(*arch, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+  }
+  simple_gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t,
+                          const float*, int64_t, float, float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
+                           const double*, int64_t, double, double*, int64_t);
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,25 @@
+// General matrix product on row-major matrices, the engine under matmul, linear and conv2d.
+// defines: ember::kernels::cpu::gemm
+#pragma once
+
+#include <cstdint>
+
+namespace ember::kernels::cpu {
+
+// C = alpha * op(A) * op(B) + beta * C, all row-major; op(X) = X, or X^T when trans_x.
+// op(A) is M x K, op(B) is K x N, C is M x N.
+// Requires: M, N, K >= 0; lda >= (trans_a ? M : K), ldb >= (trans_b ? K : N), ldc >= N (each >= 1);
+//   C does not overlap A or B.
+// Guarantees: beta == 0 writes C without reading it (old NaNs vanish); K == 0 gives C = beta * C;
+//   each C element is summed over k in a fixed order, so the result is bit-for-bit reproducible
+//   for a fixed get_num_threads(). Runs on get_num_threads() threads when the product is large
+//   enough, and on the calling thread alone when called inside an OpenMP parallel region.
+// float: packed, cache-blocked, AVX-512 or AVX2/FMA micro-kernel picked at run time (scalar
+//   fallback). Note: its packing buffers are thread_local, grown once and reused, never freed
+//   before the thread exits (at most (MC + NC) * KC floats per thread, about 2.3 MB).
+// double: a plain blocked loop, meant for float64 gradient checks.
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,83 @@
+// linear (x·Wᵀ + b) on the packed GEMM kernel, and its backward node.
+#include "core/autograd.h"
+#include "kernels/cpu/gemm.h"
+#include "nn/functional.h"
+#include "nn/functional_checks.h"
+
+namespace ember::nn::functional {
+
+using autograd::SavedTensor;
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "linear";
+  detail::check_defined(input, op, "input");
+  detail::check_defined(weight, op, "weight");
+  EMBER_CHECK(weight.dim() == 2, op, ": weight must be 2-D [out_features, in_features], got ", weight.sizes());
+  EMBER_CHECK(input.dim() >= 1, op, ": input must have at least 1 dim, got a 0-dim tensor");
+  detail::check_floating(input, op, "input");
+  detail::check_same(input, weight, op, "input", "weight");
+  EMBER_CHECK(input.size(-1) == weight.size(1), op, ": input ", input.sizes(), " has ", input.size(-1),
+              " features but weight ", weight.sizes(), " expects ", weight.size(1));
+  const int64_t out_features = weight.size(0), in_features = weight.size(1);
+  if (bias.defined()) {
+    detail::check_same(input, bias, op, "input", "bias");
+    EMBER_CHECK(bias.dim() == 1 && bias.size(0) == out_features, op, ": bias must be [", out_features,
+                "] to match weight ", weight.sizes(), ", got ", bias.sizes());
+  }
+  if (input.dim() != 2) {
+    // [*, in] -> [rows, in] through views, so autograd reshapes the gradient back.
+    Shape out_shape = input.sizes();
+    out_shape.back() = out_features;
+    return linear(input.reshape({-1, in_features}), weight, bias).reshape(out_shape);
+  }
+  if (!input.device().is_cpu()) detail::cuda_not_ready(op);
+  Tensor x = input.detach().contiguous(), w = weight.detach().contiguous();
+  Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+  const int64_t rows = x.size(0);
+  Tensor out = empty({rows, out_features}, {.dtype = x.dtype()});
+  visit_floating(x.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* y = out.data<T>();
+    if (b.defined()) {  // y = broadcast(b), then y += x·Wᵀ
+      const T* pb = b.data<T>();
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < out_features; ++j) y[r * out_features + j] = pb[j];
+    }
+    kernels::cpu::gemm<T>(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features,
+                          w.data<T>(), in_features, b.defined() ? T(1) : T(0), y, out_features);
+  });
+  if (autograd::needs_grad({input, weight, bias})) {
+    SavedTensor saved_x(x), saved_w(w);
+    bool need_x = input.requires_grad(), need_w = weight.requires_grad();
+    bool need_b = bias.defined() && bias.requires_grad();
+    autograd::record(op, {input, weight, bias}, {&out}, [=](const std::vector<Tensor>& g) {
+      Tensor xs = saved_x.unpack("linear"), ws = saved_w.unpack("linear");
+      Tensor dy = g[0].contiguous();
+      Tensor dx, dw, db;
+      visit_floating(xs.dtype(), "linear", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (need_x) {  // dx = dy·W
+          dx = empty({rows, in_features}, {.dtype = xs.dtype()});
+          kernels::cpu::gemm<T>(false, false, rows, in_features, out_features, T(1), dy.data<T>(),
+                                out_features, ws.data<T>(), in_features, T(0), dx.data<T>(), in_features);
+        }
+        if (need_w) {  // dW = dyᵀ·x
+          dw = empty({out_features, in_features}, {.dtype = xs.dtype()});
+          kernels::cpu::gemm<T>(true, false, out_features, in_features, rows, T(1), dy.data<T>(),
+                                out_features, xs.data<T>(), in_features, T(0), dw.data<T>(), in_features);
+        }
+        if (need_b) {  // db = column sums of dy
+          db = zeros({out_features}, {.dtype = xs.dtype()});
+          T* pdb = db.data<T>();
+          const T* pdy = dy.data<T>();
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < out_features; ++j) pdb[j] += pdy[r * out_features + j];
+        }
+      });
+      return std::vector<Tensor>{dx, dw, db};
+    });
+  }
+  return out;
+}
+
+}  // namespace ember::nn::functional
