@@ -95,5 +95,11 @@ inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
 inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
 inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
 inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor operator==(const Tensor& a, double b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, double b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, double b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, double b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, double b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, double b) { return ge(a, b); }
 
 }  // namespace ember

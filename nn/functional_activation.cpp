@@ -1,6 +1,7 @@
 // relu, dropout and flatten: checks, dispatch to kernels/cpu, backward nodes.
 #include "core/autograd.h"
 #include "core/generator.h"
+#include "core/ops.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/dropout.h"
 #include "nn/functional.h"

@@ -76,9 +76,10 @@ void simple_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T 
 // The packed float path (GotoBLAS / BLIS structure).
 //
 // Loops, outer to inner: jc over NC columns of C, pc over KC of the inner dimension (pack a KC x NC
-// panel of op(B) into NR-wide slivers), ic over MC rows (pack an MC x KC block of op(A) into
-// MR-tall slivers), jr over NR-wide slivers, ir over MR-tall slivers, then the MR x NR
-// micro-kernel, which keeps its tile of C in registers for the whole KC loop.
+// panel of op(B) into NR-wide slivers, sized for L2), ic over MC rows (pack an MC x KC block of
+// op(A) into MR-tall slivers), ir over MR-tall slivers (one A sliver, sized for L1), jr over
+// NR-wide slivers, then the MR x NR micro-kernel, which keeps its tile of C in registers for the
+// whole KC loop. Edge tiles are computed into a local tile and copied out.
 
 using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              float alpha, float beta);
@@ -103,6 +104,9 @@ __attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const flo
   for (int64_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = _mm512_load_ps(b + 16);
+    // B streams from L2 (the A sliver stays in L1): fetch 16 rows of k ahead.
+    _mm_prefetch(reinterpret_cast<const char*>(b + 512), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 512 + 16), _MM_HINT_T0);
 #pragma GCC unroll 14
     for (int i = 0; i < MR; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -176,11 +180,10 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float
 
 // Which micro-kernel this CPU runs; nullptr when it has neither AVX-512 nor AVX2/FMA.
 const Arch* pick_arch() {
-  static const Arch avx512{12, 32, 192, 256, 2048, micro_avx512_14x32};
+  static const Arch avx512{14, 32, 168, 384, 1024, micro_avx512_14x32};
   static const Arch avx2{6, 16, 120, 256, 2048, micro_avx2_6x16};
   static const Arch* arch = [] () -> const Arch* {
     __builtin_cpu_init();
-    if (getenv("XMC")) { static Arch t{14,32,atol(getenv("XMC")),atol(getenv("XKC")),atol(getenv("XNC")),micro_avx512_14x32}; return &t; }
     if (__builtin_cpu_supports("avx512f")) return &avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &avx2;
     return nullptr;
@@ -306,13 +309,9 @@ void packed_gemm_block(const Arch& arch, bool trans_a, bool trans_b, int64_t m0,
             }
           }
         };
-        static const bool xord = getenv("XORD") != nullptr;
-        if (xord) {
-          for (int64_t jr = 0; jr < nc; jr += NR)
-            for (int64_t ir = 0; ir < mc; ir += MR) tile_op(ir, jr);
-        } else {
-          for (int64_t ir = 0; ir < mc; ir += MR)
-            for (int64_t jr = 0; jr < nc; jr += NR) tile_op(ir, jr);
+        // The A sliver (MR x KC) stays in L1 while the B panel (KC x NC) streams from L2.
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+          for (int64_t jr = 0; jr < nc; jr += NR) tile_op(ir, jr);
         }
       }
     }

@@ -1,0 +1,1 @@
+# placeholder: the install rules are being written

@@ -1,0 +1,29 @@
+// core/cuda/runtime.h for a build without CUDA (EMBER_CUDA=OFF or no nvcc): no devices.
+#include "common/error.h"
+#include "core/cuda/runtime.h"
+
+namespace ember::cuda {
+
+namespace {
+[[noreturn]] void no_cuda(const char* what) {
+  throw Error(ember::detail::str("cuda: ", what, ": no CUDA support in this build (configured with "
+                                 "EMBER_CUDA=OFF or without nvcc)"));
+}
+}  // namespace
+
+bool is_available() noexcept { return false; }
+int device_count() noexcept { return 0; }
+std::vector<Device> devices() { return {}; }
+void synchronize(int) { no_cuda("synchronize"); }
+MemoryStats memory_stats(int) { no_cuda("memory_stats"); }
+void empty_cache() {}
+
+namespace detail {
+void* allocate(size_t, int) { no_cuda("allocate"); }
+void deallocate(void*) noexcept {}
+void copy_host_to_device(void*, const void*, size_t, int) { no_cuda("copy to device"); }
+void copy_device_to_host(void*, const void*, size_t, int) { no_cuda("copy to host"); }
+void copy_device_to_device(void*, int, const void*, int, size_t) { no_cuda("copy between devices"); }
+void fill_zero(void*, size_t, int) { no_cuda("fill"); }
+}  // namespace detail
+}  // namespace ember::cuda

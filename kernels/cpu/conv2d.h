@@ -1,0 +1,46 @@
+// 2-D convolution (cross-correlation, like PyTorch) on NCHW tensors, forward and both backwards.
+// defines: ember::kernels::cpu::Conv2dShape, conv2d_forward, conv2d_backward_input,
+//          conv2d_backward_weight, conv2d_*_workspace
+#pragma once
+
+#include <cstdint>
+
+namespace ember::kernels::cpu {
+
+// x: [batch, in_channels, in_h, in_w]; w: [out_channels, in_channels, kernel_h, kernel_w];
+// y: [batch, out_channels, out_h(), out_w()]; bias: [out_channels]. All contiguous.
+struct Conv2dShape {
+  int64_t batch, in_channels, in_h, in_w, out_channels, kernel_h, kernel_w;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  int64_t out_h() const { return (in_h + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
+  int64_t out_w() const { return (in_w + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
+};
+
+// Workspace sizes, in elements of T, for the calls below. They depend on get_num_threads(): call
+// the kernel with the same thread count as the size query (one im2col buffer per thread).
+int64_t conv2d_forward_workspace(const Conv2dShape& s);
+int64_t conv2d_backward_input_workspace(const Conv2dShape& s);
+int64_t conv2d_backward_weight_workspace(const Conv2dShape& s);
+
+// y = conv(x, w) + bias. Requires: every size >= 1, strides and dilations >= 1, pads >= 0,
+//   out_h(), out_w() >= 1; bias_or_null may be nullptr; workspace holds
+//   conv2d_forward_workspace(s) elements. Guarantees: overwrites y; deterministic.
+template <class T>
+void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
+                    T* workspace);
+
+// dx = d(loss)/dx given dy = d(loss)/dy. Requires as conv2d_forward, workspace of
+//   conv2d_backward_input_workspace(s) elements. Guarantees: overwrites dx (positions no window
+//   reads get 0); deterministic for a fixed get_num_threads().
+template <class T>
+void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, T* workspace);
+
+// dw = d(loss)/dw and, when dbias_or_null is not nullptr, dbias = sum of dy over batch and
+//   positions. Requires as conv2d_forward, workspace of conv2d_backward_weight_workspace(s)
+//   elements. Guarantees: overwrites dw and dbias; images are summed in a fixed order for a fixed
+//   get_num_threads() (per-thread partial sums over fixed image ranges, added in thread order).
+template <class T>
+void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
+                            const Conv2dShape& s, T* workspace);
+
+}  // namespace ember::kernels::cpu

@@ -1,0 +1,47 @@
+#include "kernels/cpu/dropout.h"
+
+#include <omp.h>
+
+#include "common/philox.h"
+#include "kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+int threads_for(int64_t n) { return (n >= 16384 && !omp_in_parallel()) ? get_num_threads() : 1; }
+
+}  // namespace
+
+template <class T>
+void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed,
+                     uint64_t offset) {
+  const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
+  const int64_t groups = (n + 3) / 4;  // one Philox block gives the draws of 4 elements
+#pragma omp parallel for num_threads(threads_for(n)) schedule(static)
+  for (int64_t g = 0; g < groups; ++g) {
+    const philox::Block b = philox::philox4x32_10(seed, offset + static_cast<uint64_t>(g));
+    const int64_t end = g * 4 + 4 < n ? g * 4 + 4 : n;
+    for (int64_t i = g * 4; i < end; ++i) {
+      // Same value as philox::uniform(seed, offset, i), computed once per block.
+      const bool keep = static_cast<double>(philox::to_unit_float(b.v[i - g * 4])) > p;
+      mask[i] = keep ? 1 : 0;
+      y[i] = keep ? x[i] * scale : T(0);
+    }
+  }
+}
+
+template <class T>
+void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p) {
+  const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
+#pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) dx[i] = mask[i] ? dy[i] * scale : T(0);
+}
+
+template void dropout_forward<float>(const float*, float*, uint8_t*, int64_t, double, uint64_t,
+                                     uint64_t);
+template void dropout_forward<double>(const double*, double*, uint8_t*, int64_t, double, uint64_t,
+                                      uint64_t);
+template void dropout_backward<float>(const float*, const uint8_t*, float*, int64_t, double);
+template void dropout_backward<double>(const double*, const uint8_t*, double*, int64_t, double);
+
+}  // namespace ember::kernels::cpu

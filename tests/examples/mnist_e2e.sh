@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# End to end: ember-mnist trains 1 epoch on mnist-10k and must reach >= 80% test accuracy.
+# Finds the data through EMBER_MNIST_DIR or ../shared/data/mnist-10k; skips (77) without it.
+set -euo pipefail
+binary=$1 source_dir=$2
+data=${EMBER_MNIST_DIR:-$source_dir/../shared/data/mnist-10k}
+if [[ ! -d $data ]]; then
+  echo "mnist_e2e: no MNIST data at $data (set EMBER_MNIST_DIR or run scripts/fetch-mnist): skipping"
+  exit 77
+fi
+log=$(mktemp)
+trap 'rm -f "$log" "$log.csv" "$log.ckpt"' EXIT
+"$binary" --data "$data" --epochs 1 --lr 0.01 --momentum 0.5 --seed 1 --log "$log.csv" --save "$log.ckpt" | tee "$log"
+accuracy=$(sed -n 's/^final: .*test accuracy \([0-9.]*\)%.*/\1/p' "$log")
+[[ -n $accuracy ]] || { echo "mnist_e2e: no final line in the output"; exit 1; }
+[[ -s $log.csv && -s $log.ckpt ]] || { echo "mnist_e2e: --log or --save wrote nothing"; exit 1; }
+if awk -v a="$accuracy" 'BEGIN { exit !(a >= 80) }'; then
+  echo "mnist_e2e: test accuracy $accuracy% >= 80%"
+else
+  echo "mnist_e2e: test accuracy $accuracy% is below 80%"
+  exit 1
+fi

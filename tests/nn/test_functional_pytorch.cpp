@@ -1,0 +1,127 @@
+// The functional ops against PyTorch's own values (tests/gen_functional_fixtures.py).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "nn/checkpoint.h"
+#include "nn/functional.h"
+
+namespace F = ember::nn::functional;
+using ember::Tensor;
+
+namespace {
+
+std::map<std::string, Tensor> fixture(const std::string& name) {
+  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/functional_" + name + ".safetensors");
+}
+
+// max |a - b| / max(|b|max, 1e-6): one relative error over the whole tensor, reported on failure.
+void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
+  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
+  REQUIRE(actual.sizes() == expected.sizes());
+  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
+  double worst = 0, scale = 1e-6;
+  int64_t worst_at = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    scale = std::max(scale, std::fabs(b.data<double>()[i]));
+    double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
+    if (diff > worst) { worst = diff; worst_at = i; }
+  }
+  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at]
+            << " vs PyTorch " << b.data<double>()[worst_at] << ", relative error " << worst / scale);
+  CHECK(worst / scale < tol);
+}
+
+Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
+
+}  // namespace
+
+TEST_CASE("conv2d matches PyTorch's output and gradients at the tutorial shapes and odd configurations") {
+  for (std::string name : {"conv1", "conv2", "conv_odd", "conv_batch1_nobias", "conv_stride3"}) {
+    auto f = fixture(name);
+    Tensor options = f.at("options");
+    bool has_bias = options.at<int64_t>({3}) != 0;
+    Tensor x = leaf(f.at("x")), w = leaf(f.at("w"));
+    Tensor b = has_bias ? leaf(f.at("b")) : Tensor();
+    Tensor y = F::conv2d(x, w, b, {.stride = options.at<int64_t>({0}), .padding = options.at<int64_t>({1}),
+                                   .dilation = options.at<int64_t>({2})});
+    require_close(y, f.at("y"), name + " forward");
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), name + " input gradient");
+    require_close(w.grad(), f.at("dw"), name + " weight gradient");
+    if (has_bias) require_close(b.grad(), f.at("db"), name + " bias gradient");
+  }
+}
+
+TEST_CASE("max_pool2d matches PyTorch's output and routes gradients like PyTorch") {
+  for (std::string name : {"pool1", "pool2", "pool_odd"}) {
+    auto f = fixture(name);
+    Tensor options = f.at("options");
+    Tensor x = leaf(f.at("x"));
+    Tensor y = F::max_pool2d(x, {.kernel_size = options.at<int64_t>({0}), .stride = options.at<int64_t>({1}),
+                                 .padding = options.at<int64_t>({2})});
+    require_close(y, f.at("y"), name + " forward");
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), name + " input gradient");
+  }
+}
+
+TEST_CASE("relu, log_softmax and linear match PyTorch") {
+  {
+    auto f = fixture("relu");
+    Tensor x = leaf(f.at("x"));
+    Tensor y = F::relu(x);
+    require_close(y, f.at("y"), "relu forward");
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), "relu gradient");
+  }
+  {
+    auto f = fixture("log_softmax");
+    Tensor x = leaf(f.at("x"));
+    Tensor y = F::log_softmax(x, 1);
+    require_close(y, f.at("y"), "log_softmax forward");
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), "log_softmax gradient");
+  }
+  for (std::string name : {"fc", "fc_odd"}) {
+    auto f = fixture(name);
+    Tensor x = leaf(f.at("x")), w = leaf(f.at("w")), b = leaf(f.at("b"));
+    Tensor y = F::linear(x, w, b);
+    require_close(y, f.at("y"), name + " forward");
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), name + " input gradient");
+    require_close(w.grad(), f.at("dw"), name + " weight gradient");
+    require_close(b.grad(), f.at("db"), name + " bias gradient");
+  }
+}
+
+TEST_CASE("cross_entropy matches PyTorch's loss, per-row losses and logit gradient") {
+  auto f = fixture("cross_entropy");
+  Tensor logits = leaf(f.at("logits"));
+  Tensor loss = F::cross_entropy(logits, f.at("target"));
+  require_close(loss.reshape({1}), f.at("loss"), "cross_entropy mean loss");
+  loss.backward();
+  require_close(logits.grad(), f.at("dlogits"), "cross_entropy gradient");
+  ember::NoGradGuard no_grad;
+  require_close(F::cross_entropy(logits, f.at("target"), F::Reduction::None), f.at("losses"),
+                "cross_entropy per-row losses");
+  Tensor via_nll = F::nll_loss(F::log_softmax(logits, 1), f.at("target"), F::Reduction::Sum);
+  require_close(via_nll.reshape({1}), ember::mul(f.at("loss"), 64.0), "nll_loss(log_softmax) sum");
+}
+
+TEST_CASE("the tutorial network's loss and every parameter gradient match PyTorch") {
+  auto f = fixture("tutorial_network");
+  std::map<std::string, Tensor> p;
+  for (std::string name : {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"}) {
+    p[name] = leaf(f.at(name));
+  }
+  Tensor x = F::relu(F::max_pool2d(F::conv2d(f.at("x"), p["conv1.weight"], p["conv1.bias"]), 2));
+  x = F::relu(F::max_pool2d(F::conv2d(x, p["conv2.weight"], p["conv2.bias"]), 2));
+  Tensor loss = F::cross_entropy(F::linear(x.flatten(1), p["fc.weight"], p["fc.bias"]), f.at("target"));
+  require_close(loss.reshape({1}), f.at("loss"), "network loss");
+  loss.backward();
+  for (auto& [name, param] : p) require_close(param.grad(), f.at("grad." + name), "gradient of " + name);
+}
