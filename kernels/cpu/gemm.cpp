@@ -90,10 +90,15 @@ struct Arch {
 };
 
 // AVX-512: 14 x 32 tile = 28 zmm accumulators, 2 for the B row, 1 broadcast.
+// The tile heights below are the packing strides too: Arch::mr must equal them (a mismatch made
+// every k > 0 read padding, the bug behind 2x3 * 3x2 giving 1 1 4 4).
+constexpr int kAvx512MR = 14, kAvx512NR = 32, kAvx2MR = 6, kAvx2NR = 16;
+
 __attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const float* a,
                                                             const float* b, float* c, int64_t ldc,
                                                             float alpha, float beta) {
-  constexpr int MR = 14;
+  constexpr int MR = kAvx512MR;
+  static_assert(kAvx512NR == 32, "the AVX-512 kernel holds two zmm per row");
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 14
   for (int i = 0; i < MR; ++i) {
@@ -139,7 +144,8 @@ __attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const flo
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float* a,
                                                           const float* b, float* c, int64_t ldc,
                                                           float alpha, float beta) {
-  constexpr int MR = 6;
+  constexpr int MR = kAvx2MR;
+  static_assert(kAvx2NR == 16, "the AVX2 kernel holds two ymm per row");
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
@@ -180,10 +186,18 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float
 
 // Which micro-kernel this CPU runs; nullptr when it has neither AVX-512 nor AVX2/FMA.
 const Arch* pick_arch() {
-  static const Arch avx512{14, 32, 168, 384, 1024, micro_avx512_14x32};
-  static const Arch avx2{6, 16, 120, 256, 2048, micro_avx2_6x16};
+  static_assert(168 % kAvx512MR == 0 && 120 % kAvx2MR == 0, "MC must be a multiple of MR");
+  static const Arch avx512{kAvx512MR, kAvx512NR, 168, 384, 1024, micro_avx512_14x32};
+  static const Arch avx2{kAvx2MR, kAvx2NR, 120, 256, 2048, micro_avx2_6x16};
   static const Arch* arch = [] () -> const Arch* {
     __builtin_cpu_init();
+    // EMBER_GEMM_ISA=avx2 or =scalar forces a narrower path (for testing every path on one CPU).
+    const char* isa = std::getenv("EMBER_GEMM_ISA");
+    if (isa && std::strcmp(isa, "scalar") == 0) return nullptr;
+    if (isa && std::strcmp(isa, "avx2") == 0 && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
+      return &avx2;
+    }
     if (__builtin_cpu_supports("avx512f")) return &avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &avx2;
     return nullptr;

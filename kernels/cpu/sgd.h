@@ -7,9 +7,9 @@
 namespace ember::kernels::cpu {
 
 struct SgdStep {
-  double lr, momentum, dampening, weight_decay;
-  bool nesterov;
-  bool first_step;  // the momentum buffer is (re)initialised to d on this step
+  double lr = 0, momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+  bool first_step = false;  // the momentum buffer is (re)initialised to d on this step
 };
 
 // Per element, in one pass: d = g + weight_decay * p; if momentum != 0: buf = first_step ? d :

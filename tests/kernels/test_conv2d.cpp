@@ -1,0 +1,147 @@
+// conv2d forward and backwards against a naive direct convolution in double.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/threading.h"
+
+namespace cpu = ember::kernels::cpu;
+
+namespace {
+
+struct Reference {
+  std::vector<double> y, dx, dw, db;
+};
+
+// Direct loops: y = conv(x, w) + b, and the gradients of sum(y * dy).
+template <class T>
+Reference naive(const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& b,
+                const std::vector<T>& dy, const cpu::Conv2dShape& s) {
+  const int64_t OH = s.out_h(), OW = s.out_w();
+  Reference r;
+  r.y.assign(s.batch * s.out_channels * OH * OW, 0.0);
+  r.dx.assign(x.size(), 0.0);
+  r.dw.assign(w.size(), 0.0);
+  r.db.assign(s.out_channels, 0.0);
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t k = 0; k < s.out_channels; ++k)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t yi = ((n * s.out_channels + k) * OH + oh) * OW + ow;
+          double sum = b[k];
+          const double g = dy[yi];
+          r.db[k] += g;
+          for (int64_t c = 0; c < s.in_channels; ++c)
+            for (int64_t kh = 0; kh < s.kernel_h; ++kh)
+              for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
+                const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
+                const int64_t iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
+                if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) continue;
+                const int64_t xi = ((n * s.in_channels + c) * s.in_h + ih) * s.in_w + iw;
+                const int64_t wi = ((k * s.in_channels + c) * s.kernel_h + kh) * s.kernel_w + kw;
+                sum += double(x[xi]) * double(w[wi]);
+                r.dx[xi] += g * double(w[wi]);
+                r.dw[wi] += g * double(x[xi]);
+              }
+          r.y[yi] = sum;
+        }
+  return r;
+}
+
+template <class T>
+void expect_close(const std::vector<T>& got, const std::vector<double>& want, double tol,
+                  const char* what) {
+  REQUIRE(got.size() == want.size());
+  double scale = 1.0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::abs(double(got[i]) - want[i]) <= tol * scale)) {
+      CAPTURE(what, i, got[i], want[i]);
+      FAIL("conv2d result differs from the naive convolution");
+    }
+  }
+}
+
+template <class T>
+void check_conv(const cpu::Conv2dShape& s, bool with_bias, std::mt19937& rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const int64_t OH = s.out_h(), OW = s.out_w();
+  std::vector<T> x(s.batch * s.in_channels * s.in_h * s.in_w);
+  std::vector<T> w(s.out_channels * s.in_channels * s.kernel_h * s.kernel_w);
+  std::vector<T> b(s.out_channels, T(0)), dy(s.batch * s.out_channels * OH * OW);
+  for (auto& v : x) v = T(dist(rng));
+  for (auto& v : w) v = T(dist(rng));
+  for (auto& v : dy) v = T(dist(rng));
+  if (with_bias)
+    for (auto& v : b) v = T(dist(rng));
+  const Reference ref = naive(x, w, b, dy, s);
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+
+  std::vector<T> ws(std::max({cpu::conv2d_forward_workspace(s), cpu::conv2d_backward_input_workspace(s),
+                              cpu::conv2d_backward_weight_workspace(s)}));
+  std::vector<T> y(dy.size(), T(NAN)), dx(x.size(), T(NAN)), dw(w.size(), T(NAN));
+  std::vector<T> db(s.out_channels, T(NAN));
+  cpu::conv2d_forward<T>(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), s, ws.data());
+  expect_close(y, ref.y, tol, "y");
+  cpu::conv2d_backward_input<T>(dy.data(), w.data(), dx.data(), s, ws.data());
+  expect_close(dx, ref.dx, tol, "dx");
+  cpu::conv2d_backward_weight<T>(dy.data(), x.data(), dw.data(), with_bias ? db.data() : nullptr,
+                                 s, ws.data());
+  expect_close(dw, ref.dw, tol, "dw");
+  if (with_bias) expect_close(db, ref.db, tol, "dbias");
+}
+
+std::vector<cpu::Conv2dShape> shapes() {
+  std::vector<cpu::Conv2dShape> out;
+  //              batch C  H   W  K  R  S  sh sw ph pw dh dw
+  out.push_back({2, 1, 28, 28, 10, 5, 5});                    // tutorial conv1
+  out.push_back({3, 10, 12, 12, 20, 5, 5});                   // tutorial conv2
+  out.push_back({1, 1, 1, 1, 1, 1, 1});                       // everything 1
+  out.push_back({1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1});           // same padding, non-square
+  out.push_back({2, 2, 9, 8, 3, 3, 2, 2, 3, 1, 0});           // strides and uneven padding
+  out.push_back({3, 2, 10, 11, 5, 3, 3, 1, 2, 2, 1, 2, 3});   // dilation
+  out.push_back({5, 4, 6, 6, 7, 1, 1});                       // 1x1
+  out.push_back({4, 3, 5, 5, 2, 5, 5, 1, 1, 2, 2});           // kernel as big as the image
+  out.push_back({2, 1, 4, 4, 1, 2, 2, 3, 3});                 // stride larger than the kernel
+  return out;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("conv2d forward and backwards match the naive convolution", "[conv2d]", float,
+                   double) {
+  std::mt19937 rng(11);
+  const int saved = cpu::get_num_threads();
+  for (int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    for (const auto& s : shapes()) {
+      CAPTURE(threads, s.batch, s.in_channels, s.in_h, s.in_w, s.out_channels, s.kernel_h,
+              s.kernel_w, s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dilation_h, s.dilation_w);
+      check_conv<TestType>(s, true, rng);
+      check_conv<TestType>(s, false, rng);
+    }
+  }
+  cpu::set_num_threads(saved);
+}
+
+TEST_CASE("conv2d backward_weight is bit-for-bit reproducible for a fixed thread count",
+          "[conv2d]") {
+  const cpu::Conv2dShape s{64, 10, 12, 12, 20, 5, 5};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(s.batch * 10 * 144), dy(s.batch * 20 * 64);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : dy) v = dist(rng);
+  const int saved = cpu::get_num_threads();
+  cpu::set_num_threads(2);
+  std::vector<float> ws(cpu::conv2d_backward_weight_workspace(s));
+  std::vector<float> dw1(20 * 250), dw2(20 * 250), db1(20), db2(20);
+  cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw1.data(), db1.data(), s, ws.data());
+  cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw2.data(), db2.data(), s, ws.data());
+  cpu::set_num_threads(saved);
+  CHECK(dw1 == dw2);
+  CHECK(db1 == db2);
+}

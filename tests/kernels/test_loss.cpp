@@ -1,0 +1,74 @@
+// log_softmax, nll and the fused cross-entropy against double references.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/loss.h"
+
+namespace cpu = ember::kernels::cpu;
+
+namespace {
+
+template <class T>
+void require_close(const std::vector<T>& got, const std::vector<double>& want, double tol,
+                   const char* what) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::abs(double(got[i]) - want[i]) <= tol * (1.0 + std::abs(want[i])))) {
+      CAPTURE(what, i, got[i], want[i]);
+      FAIL("loss kernel differs from the double reference");
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("log_softmax, nll_loss and cross_entropy match the double reference", "[loss]",
+                   float, double) {
+  std::mt19937 rng(9);
+  const double tol = std::is_same_v<TestType, float> ? 2e-6 : 1e-13;
+  for (auto [rows, cols, spread] : {std::tuple<int64_t, int64_t, double>{64, 10, 5.0},
+                                    {1, 1, 1.0}, {3, 7, 1.0}, {5000, 10, 3.0}, {2, 1000, 200.0}}) {
+    CAPTURE(rows, cols, spread);
+    std::uniform_real_distribution<double> dist(-spread, spread);
+    std::vector<TestType> x(rows * cols), dy(rows * cols), g(rows);
+    std::vector<int64_t> t(rows);
+    for (auto& v : x) v = TestType(dist(rng) + 500.0);  // large offset: needs the max shift
+    for (auto& v : dy) v = TestType(dist(rng) / spread);
+    for (auto& v : g) v = TestType(dist(rng) / spread);
+    for (auto& v : t) v = int64_t(rng() % cols);
+    std::vector<double> lp(rows * cols), dlsm(rows * cols), loss(rows), dnll(rows * cols, 0.0),
+        dce(rows * cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      double m = x[i * cols];
+      for (int64_t j = 0; j < cols; ++j) m = std::max(m, double(x[i * cols + j]));
+      double s = 0, sdy = 0;
+      for (int64_t j = 0; j < cols; ++j) s += std::exp(double(x[i * cols + j]) - m);
+      for (int64_t j = 0; j < cols; ++j) lp[i * cols + j] = double(x[i * cols + j]) - m - std::log(s);
+      for (int64_t j = 0; j < cols; ++j) sdy += double(dy[i * cols + j]);
+      for (int64_t j = 0; j < cols; ++j)
+        dlsm[i * cols + j] = double(dy[i * cols + j]) - std::exp(lp[i * cols + j]) * sdy;
+      loss[i] = -lp[i * cols + t[i]];
+      dnll[i * cols + t[i]] = -double(g[i]);
+      for (int64_t j = 0; j < cols; ++j)
+        dce[i * cols + j] = (std::exp(lp[i * cols + j]) - (j == t[i] ? 1.0 : 0.0)) * double(g[i]);
+    }
+    std::vector<TestType> y(x.size()), dx(x.size()), l(rows), dl(x.size(), TestType(NAN));
+    cpu::log_softmax_forward<TestType>(x.data(), y.data(), rows, cols);
+    require_close(y, lp, tol * 10, "log_softmax");
+    cpu::log_softmax_backward<TestType>(dy.data(), y.data(), dx.data(), rows, cols);
+    require_close(dx, dlsm, tol * 10, "log_softmax_backward");
+    cpu::nll_loss_forward<TestType>(y.data(), t.data(), l.data(), rows, cols);
+    require_close(l, loss, tol * 10, "nll_loss");
+    cpu::nll_loss_backward<TestType>(g.data(), t.data(), dl.data(), rows, cols);
+    require_close(dl, dnll, 0.0, "nll_loss_backward");
+    std::vector<TestType> lp2(x.size()), l2(rows), dlogits(x.size(), TestType(NAN));
+    cpu::cross_entropy_forward<TestType>(x.data(), t.data(), lp2.data(), l2.data(), rows, cols);
+    require_close(lp2, lp, tol * 10, "cross_entropy log_probs");
+    require_close(l2, loss, tol * 10, "cross_entropy loss");
+    cpu::cross_entropy_backward<TestType>(lp2.data(), t.data(), g.data(), dlogits.data(), rows, cols);
+    require_close(dlogits, dce, tol * 10, "cross_entropy_backward");
+  }
+}
