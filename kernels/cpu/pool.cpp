@@ -25,6 +25,29 @@ void pool_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s) {
     const T* in = x + pl * in_plane;
     T* out = y + pl * out_plane;
     int64_t* arg = argmax + pl * out_plane;
+    if (s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 && s.stride_w == 2 && s.pad_h == 0 &&
+        s.pad_w == 0) {
+      // The tutorial's pool: every window is whole, four loads in row-major window order.
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t i0 = 2 * oh * s.in_w + 2 * ow;
+          const int64_t idx[4] = {i0, i0 + 1, i0 + s.in_w, i0 + s.in_w + 1};
+          T best = in[i0];
+          int64_t best_index = i0;
+          for (int u = 1; u < 4; ++u) {
+            // Selects, not branches: on real data the comparison is unpredictable.
+            const T v = in[idx[u]];
+            const bool take = (v > best) | (v != v);
+            best = take ? v : best;
+            best_index = take ? idx[u] : best_index;
+          }
+          if constexpr (kRelu) best = best < T(0) ? T(0) : best;
+          out[oh * OW + ow] = best;
+          arg[oh * OW + ow] = best_index;
+        }
+      }
+      continue;
+    }
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t h0 = oh * s.stride_h - s.pad_h;
       const int64_t h_lo = std::max<int64_t>(h0, 0), h_hi = std::min(h0 + s.kernel_h, s.in_h);
