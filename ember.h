@@ -10,3 +10,12 @@
 #include "core/ops.h"         // defines: add, matmul, sum, ... and the operators
 #include "core/tensor.h"      // defines: ember::Tensor and its factories
 #include "core/threading.h"   // defines: ember::set_num_threads
+#include "data/dataloader.h"  // defines: ember::data::DataLoader
+#include "data/mnist.h"       // defines: ember::data::MNIST
+#include "nn/checkpoint.h"    // defines: ember::save, ember::load
+#include "nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
+#include "nn/layers.h"        // defines: ember::nn::Conv2d, Linear, ...
+#include "nn/module.h"        // defines: ember::nn::Module
+#include "optim/sgd.h"        // defines: ember::optim::SGD
+#include "optim/step_lr.h"    // defines: ember::optim::StepLR
+#include "parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator

@@ -1,0 +1,55 @@
+#include "data/dataset.h"
+
+#include <cstring>
+
+#include "common/error.h"
+
+namespace ember::data {
+
+Tensor gather_rows(const Tensor& source, const std::vector<int64_t>& indices) {
+  Tensor dense = source.contiguous();
+  Shape shape = dense.sizes();
+  const int64_t rows = shape.empty() ? 0 : shape[0];
+  shape[0] = static_cast<int64_t>(indices.size());
+  Tensor out = empty(shape, {.dtype = dense.dtype()});
+  const size_t row_bytes = rows == 0 ? 0 : dense.nbytes() / static_cast<size_t>(rows);
+  const char* src = static_cast<const char*>(dense.data_ptr());
+  char* dst = static_cast<char*>(out.data_ptr());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    EMBER_CHECK(indices[i] >= 0 && indices[i] < rows, "dataset: index ", indices[i], " is out of range for ",
+                rows, " examples");
+    std::memcpy(dst + i * row_bytes, src + indices[i] * row_bytes, row_bytes);
+  }
+  return out;
+}
+
+Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
+  EMBER_CHECK(!indices.empty(), "dataset: get_batch needs at least one index");
+  std::vector<Example> examples;
+  for (int64_t i : indices) examples.push_back(get(i));
+  auto stack = [&](auto member) {
+    Shape shape = (examples[0].*member).sizes();
+    shape.insert(shape.begin(), static_cast<int64_t>(examples.size()));
+    Tensor out = empty(shape, {.dtype = (examples[0].*member).dtype()});
+    for (size_t i = 0; i < examples.size(); ++i) out.select(0, static_cast<int64_t>(i)).copy_(examples[i].*member);
+    return out;
+  };
+  return {stack(&Example::input), stack(&Example::target)};
+}
+
+TensorDataset::TensorDataset(Tensor inputs, Tensor targets) : inputs_(std::move(inputs)), targets_(std::move(targets)) {
+  EMBER_CHECK(inputs_.dim() >= 1 && targets_.dim() >= 1 && inputs_.size(0) == targets_.size(0),
+              "TensorDataset: inputs ", inputs_.sizes(), " and targets ", targets_.sizes(),
+              " must have the same size along dim 0");
+}
+
+Example TensorDataset::get(int64_t index) const {
+  EMBER_CHECK(index >= 0 && index < size(), "TensorDataset: index ", index, " is out of range for ", size(), " examples");
+  return {inputs_.select(0, index), targets_.select(0, index)};
+}
+
+Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
+  return {gather_rows(inputs_, indices), gather_rows(targets_, indices)};
+}
+
+}  // namespace ember::data

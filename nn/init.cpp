@@ -1,0 +1,26 @@
+#include "nn/init.h"
+
+#include "core/autograd.h"
+#include "core/ops.h"
+
+namespace ember::nn::init {
+
+int64_t fan_in(const Tensor& weight) {
+  EMBER_CHECK(weight.dim() >= 2, "fan_in: expected a weight with at least 2 dims, got ", weight.sizes());
+  int64_t fan = weight.size(1);
+  for (int64_t d = 2; d < weight.dim(); ++d) fan *= weight.size(d);
+  return fan;
+}
+
+void uniform_(Tensor& t, double low, double high) {
+  NoGradGuard no_grad;
+  Tensor u = rand(t.sizes(), {.dtype = t.dtype(), .device = t.device()});
+  t.detach().copy_(add(mul(u, high - low), low));
+}
+
+void kaiming_uniform_(Tensor& t, double a) {
+  double bound = std::sqrt(6.0 / ((1.0 + a * a) * static_cast<double>(fan_in(t))));
+  uniform_(t, -bound, bound);
+}
+
+}  // namespace ember::nn::init

@@ -1,0 +1,249 @@
+#include "nn/module.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+#include "core/autograd.h"
+
+namespace ember::nn {
+
+namespace {
+
+// While Module::summary() runs a forward pass, operator() appends a row here for each layer.
+struct SummaryRow {
+  const Module* module;
+  Shape output;
+};
+thread_local std::vector<SummaryRow>* summary_rows = nullptr;
+
+// Rewrites `target`'s tensor in place to be `source` (storage, layout, dtype): the handle stays.
+void assign_in_place(const Tensor& target, const Tensor& source) {
+  TensorImpl* impl = target.impl();
+  impl->storage = source.storage();
+  impl->offset = source.storage_offset();
+  impl->sizes = source.sizes();
+  impl->strides = source.strides();
+  impl->dtype = source.dtype();
+}
+
+void move_tensor(const Tensor& t, Device device, DType dtype) {
+  NoGradGuard no_grad;
+  Tensor grad = t.grad();
+  assign_in_place(t, t.detach().to(device, dtype));
+  if (grad.defined()) assign_in_place(grad, grad.to(device, dtype));
+}
+
+template <class Get>
+void collect(const Module& module, const std::string& prefix, Get get,
+             std::vector<std::pair<std::string, Tensor>>& out) {
+  for (const auto& [name, tensor] : get(module)) out.emplace_back(prefix + name, tensor);
+  for (const auto& [name, child] : module.named_children()) collect(*child, prefix + name + ".", get, out);
+}
+
+}  // namespace
+
+Tensor Module::forward(const Tensor&) {
+  throw NotImplemented(detail::str(name(), ": forward is not implemented for this module"));
+}
+
+Tensor Module::operator()(const Tensor& input) {
+  Tensor output = forward(input);
+  if (summary_rows) summary_rows->push_back({this, output.sizes()});
+  return output;
+}
+
+Tensor Module::register_parameter(const std::string& name, Tensor tensor, bool requires_grad) {
+  EMBER_CHECK(tensor.defined(), "register_parameter: parameter \"", name, "\" is undefined");
+  EMBER_CHECK(name.find('.') == std::string::npos && !name.empty(), "register_parameter: invalid name \"", name, "\"");
+  for (const auto& [existing, t] : parameters_) {
+    EMBER_CHECK(existing != name, "register_parameter: \"", name, "\" is already registered");
+  }
+  if (requires_grad) tensor.requires_grad_();
+  parameters_.emplace_back(name, tensor);
+  return tensor;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor tensor) {
+  EMBER_CHECK(tensor.defined(), "register_buffer: buffer \"", name, "\" is undefined");
+  buffers_.emplace_back(name, tensor);
+  return tensor;
+}
+
+Module& Module::register_module(const std::string& name, Module& module) {
+  EMBER_CHECK(&module != this, "register_module: a module cannot contain itself");
+  for (const auto& [existing, child] : children_) {
+    EMBER_CHECK(existing != name, "register_module: \"", name, "\" is already registered");
+  }
+  children_.emplace_back(name, &module);
+  return module;
+}
+
+Module& Module::register_module(const std::string& name, std::shared_ptr<Module> module) {
+  EMBER_CHECK(module != nullptr, "register_module: module \"", name, "\" is null");
+  owned_children_.push_back(module);
+  return register_module(name, *module);
+}
+
+void Module::register_modules(
+    std::initializer_list<std::pair<std::string, std::reference_wrapper<Module>>> modules) {
+  for (const auto& [name, module] : modules) register_module(name, module.get());
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect(*this, "", [](const Module& m) { return m.parameters_; }, out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_parameters()) out.push_back(t);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect(*this, "", [](const Module& m) { return m.buffers_; }, out);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers() const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_buffers()) out.push_back(t);
+  return out;
+}
+
+std::vector<Module*> Module::children() const {
+  std::vector<Module*> out;
+  for (auto& [name, child] : children_) out.push_back(child);
+  return out;
+}
+
+void Module::train(bool training) {
+  training_ = training;
+  for (auto& [name, child] : children_) child->train(training);
+}
+
+Module& Module::to(Device device) {
+  for (auto& [name, t] : named_parameters()) move_tensor(t, device, t.dtype());
+  for (auto& [name, t] : named_buffers()) move_tensor(t, device, t.dtype());
+  return *this;
+}
+
+Module& Module::to(DType dtype) {
+  EMBER_CHECK(is_floating(dtype), "Module::to: parameters must stay floating point, got ", dtype_name(dtype));
+  for (auto& [name, t] : named_parameters()) move_tensor(t, t.device(), dtype);
+  for (auto& [name, t] : named_buffers()) {
+    if (is_floating(t.dtype())) move_tensor(t, t.device(), dtype);
+  }
+  return *this;
+}
+
+void Module::zero_grad() {
+  for (Tensor& p : parameters()) p.set_grad(Tensor());
+}
+
+std::map<std::string, Tensor> Module::state_dict() const {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, t] : named_parameters()) out[name] = t.detach();
+  for (auto& [name, t] : named_buffers()) out[name] = t.detach();
+  return out;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool strict) {
+  std::map<std::string, Tensor> own = state_dict();
+  std::vector<std::string> problems;
+  for (const auto& [name, t] : own) {
+    auto found = state.find(name);
+    if (found == state.end()) {
+      if (strict) problems.push_back(detail::str("missing key \"", name, "\""));
+    } else if (found->second.sizes() != t.sizes()) {
+      problems.push_back(detail::str("\"", name, "\" has shape ", found->second.sizes(), " but the module expects ", t.sizes()));
+    }
+  }
+  if (strict) {
+    for (const auto& [name, t] : state) {
+      if (!own.count(name)) problems.push_back(detail::str("unexpected key \"", name, "\""));
+    }
+  }
+  if (!problems.empty()) {
+    std::string message = "load_state_dict: ";
+    for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+    throw Error(message + " (the module was left unchanged)");
+  }
+  NoGradGuard no_grad;
+  for (auto& [name, t] : own) {
+    auto found = state.find(name);
+    if (found != state.end()) t.copy_(found->second);
+  }
+}
+
+std::string Module::summary(const Shape& input_shape) {
+  std::vector<SummaryRow> rows;
+  {
+    NoGradGuard no_grad;
+    Device device = parameters().empty() ? Device::cpu() : parameters()[0].device();
+    DType dtype = parameters().empty() ? kFloat32 : parameters()[0].dtype();
+    Tensor input = zeros(input_shape, {.dtype = dtype, .device = device});
+    bool was_training = training_;
+    eval();
+    summary_rows = &rows;
+    try {
+      forward(input);
+    } catch (...) {
+      summary_rows = nullptr;
+      train(was_training);
+      throw;
+    }
+    summary_rows = nullptr;
+    train(was_training);
+  }
+  // Qualified names for the modules we know, to label the rows.
+  std::map<const Module*, std::string> names;
+  std::function<void(const Module&, const std::string&)> walk = [&](const Module& m, const std::string& prefix) {
+    for (auto& [name, child] : m.children_) {
+      names[child] = prefix + name;
+      walk(*child, prefix + name + ".");
+    }
+  };
+  walk(*this, "");
+  std::ostringstream out;
+  out << std::left << std::setw(28) << "layer" << std::setw(22) << "output shape" << std::right << std::setw(12)
+      << "parameters" << "\n" << std::string(62, '-') << "\n";
+  std::set<const Module*> counted;
+  int64_t total = 0;
+  for (const SummaryRow& row : rows) {
+    int64_t count = 0;
+    if (counted.insert(row.module).second) {
+      for (auto& [name, t] : row.module->parameters_) count += t.numel();
+    }
+    total += count;
+    std::string label = (names.count(row.module) ? names[row.module] : "?") + " (" + row.module->name() + ")";
+    out << std::left << std::setw(28) << label << std::setw(22) << shape_str(row.output) << std::right
+        << std::setw(12) << count << "\n";
+  }
+  int64_t all = 0;
+  for (const Tensor& p : parameters()) all += p.numel();
+  out << std::string(62, '-') << "\n" << std::left << std::setw(50) << "total parameters" << std::right
+      << std::setw(12) << all << "\n";
+  return out.str();
+}
+
+std::string Module::repr(int indent) const {
+  std::string out = name() + "(" + extra_repr();
+  if (!children_.empty()) {
+    out += "\n";
+    for (auto& [child_name, child] : children_) {
+      out += std::string(indent + 2, ' ') + "(" + child_name + "): " + child->repr(indent + 2) + "\n";
+    }
+    out += std::string(indent, ' ');
+  }
+  return out + ")";
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.repr(); }
+
+}  // namespace ember::nn

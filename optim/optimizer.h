@@ -1,0 +1,37 @@
+// The optimizer interface: parameter groups, zero_grad, step, and a saveable state.
+// defines: ember::optim::Optimizer
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ember::optim {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // Applies one update to every parameter that has a gradient.
+  virtual void step() = 0;
+  // Drops every parameter's gradient (as PyTorch's zero_grad(set_to_none=True)).
+  void zero_grad();
+
+  // Per-parameter state (momentum buffers, ...) and per-group options as tensors, so that a
+  // checkpoint can hold them; keys such as "state.3.momentum_buffer" and "group.0.lr".
+  virtual std::map<std::string, Tensor> state_dict() const = 0;
+  virtual void load_state_dict(const std::map<std::string, Tensor>& state) = 0;
+  // Moves all state to `device` now (it also follows each parameter at the next step()).
+  virtual void to(Device device) = 0;
+
+  // Every group's learning rate, for schedulers.
+  virtual std::vector<double> learning_rates() const = 0;
+  virtual void set_learning_rates(const std::vector<double>& rates) = 0;
+
+  // The parameters of every group, in order; state keys index into this list.
+  virtual std::vector<Tensor> parameters() const = 0;
+};
+
+}  // namespace ember::optim

@@ -1,0 +1,130 @@
+#include "optim/sgd.h"
+
+#include "common/error.h"
+#include "core/autograd.h"
+#include "kernels/cpu/sgd.h"
+
+namespace ember::optim {
+
+namespace {
+
+void check_options(const SGDOptions& o) {
+  EMBER_CHECK(o.lr >= 0, "SGD: learning rate must be >= 0, got ", o.lr);
+  EMBER_CHECK(o.momentum >= 0, "SGD: momentum must be >= 0, got ", o.momentum);
+  EMBER_CHECK(o.weight_decay >= 0, "SGD: weight_decay must be >= 0, got ", o.weight_decay);
+  EMBER_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
+              "SGD: nesterov momentum requires momentum > 0 and dampening 0, got momentum ", o.momentum,
+              " and dampening ", o.dampening);
+}
+
+}  // namespace
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options) : SGD(std::vector<SGDParamGroup>{{std::move(params), options}}) {}
+
+SGD::SGD(std::vector<SGDParamGroup> groups) {
+  for (auto& group : groups) add_param_group(std::move(group));
+}
+
+void SGD::add_param_group(SGDParamGroup group) {
+  check_options(group.options);
+  for (const Tensor& p : group.params) {
+    EMBER_CHECK(p.defined() && p.requires_grad() && p.is_leaf(), "SGD: every parameter must be a leaf tensor that "
+                "requires grad");
+  }
+  buffers_.resize(buffers_.size() + group.params.size());
+  groups_.push_back(std::move(group));
+}
+
+std::vector<Tensor> SGD::parameters() const {
+  std::vector<Tensor> out;
+  for (const auto& g : groups_) out.insert(out.end(), g.params.begin(), g.params.end());
+  return out;
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  size_t index = 0;
+  for (const SGDParamGroup& group : groups_) {
+    const SGDOptions& o = group.options;
+    for (const Tensor& param : group.params) {
+      Tensor& buffer = buffers_[index++];
+      Tensor grad = param.grad();
+      if (!grad.defined()) continue;
+      EMBER_CHECK(grad.device() == param.device() && grad.sizes() == param.sizes(), "SGD: the gradient of a parameter ",
+                  param.sizes(), " on ", param.device(), " is ", grad.sizes(), " on ", grad.device());
+      // The state follows its parameter: model.to() after the optimizer was built just works.
+      if (buffer.defined() && (buffer.device() != param.device() || buffer.dtype() != param.dtype())) {
+        buffer = buffer.to(param.device(), param.dtype());
+      }
+      bool first_step = !buffer.defined();
+      if (o.momentum != 0 && first_step) buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
+      if (!param.device().is_cpu()) {
+        throw NotImplemented("sgd: the CUDA update kernel is not implemented yet; train on the CPU");
+      }
+      EMBER_CHECK(param.is_contiguous(), "SGD: parameters must be contiguous, got strides ", param.strides());
+      Tensor g = grad.contiguous();
+      kernels::cpu::SgdStep update{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
+                                   .weight_decay = o.weight_decay, .nesterov = o.nesterov, .first_step = first_step};
+      visit_floating(param.dtype(), "sgd", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        kernels::cpu::sgd_update<T>(param.data<T>(), g.data<T>(), o.momentum != 0 ? buffer.data<T>() : nullptr,
+                                    param.numel(), update);
+      });
+      param.storage()->bump_version();
+    }
+  }
+}
+
+std::map<std::string, Tensor> SGD::state_dict() const {
+  std::map<std::string, Tensor> out;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    if (buffers_[i].defined()) out["state." + std::to_string(i) + ".momentum_buffer"] = buffers_[i];
+  }
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    out["group." + std::to_string(g) + ".lr"] = tensor(std::vector<double>{groups_[g].options.lr});
+  }
+  return out;
+}
+
+void SGD::load_state_dict(const std::map<std::string, Tensor>& state) {
+  std::vector<Tensor> params = parameters();
+  std::vector<Tensor> buffers(params.size());
+  std::vector<double> rates = learning_rates();
+  for (const auto& [key, value] : state) {
+    size_t index = 0;
+    if (std::sscanf(key.c_str(), "state.%zu.momentum_buffer", &index) == 1 && key.find(".momentum_buffer") != std::string::npos) {
+      EMBER_CHECK(index < params.size(), "SGD::load_state_dict: \"", key, "\" names parameter ", index, " but there are ",
+                  params.size());
+      EMBER_CHECK(value.sizes() == params[index].sizes(), "SGD::load_state_dict: \"", key, "\" has shape ",
+                  value.sizes(), " but parameter ", index, " is ", params[index].sizes());
+      buffers[index] = value.to(params[index].device(), params[index].dtype()).clone();
+    } else if (std::sscanf(key.c_str(), "group.%zu.lr", &index) == 1) {
+      EMBER_CHECK(index < rates.size(), "SGD::load_state_dict: \"", key, "\" names group ", index, " but there are ",
+                  rates.size());
+      rates[index] = value.item<double>();
+    } else {
+      throw Error(detail::str("SGD::load_state_dict: unexpected key \"", key, "\""));
+    }
+  }
+  buffers_ = std::move(buffers);
+  set_learning_rates(rates);
+}
+
+void SGD::to(Device device) {
+  for (Tensor& b : buffers_) {
+    if (b.defined()) b = b.to(device);
+  }
+}
+
+std::vector<double> SGD::learning_rates() const {
+  std::vector<double> out;
+  for (const auto& g : groups_) out.push_back(g.options.lr);
+  return out;
+}
+
+void SGD::set_learning_rates(const std::vector<double>& rates) {
+  EMBER_CHECK(rates.size() == groups_.size(), "SGD: ", rates.size(), " learning rates for ", groups_.size(), " groups");
+  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].options.lr = rates[g];
+}
+
+}  // namespace ember::optim
