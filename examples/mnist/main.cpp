@@ -34,7 +34,7 @@ struct Flags {
   int epochs = 10;
   int64_t batch_size = 64;
   int64_t test_batch_size = 1000;
-  double lr = 0.05;
+  double lr = 0.01;
   double momentum = 0.9;
   std::string device = "cpu";
   uint64_t seed = 1;

@@ -1,0 +1,13 @@
+# cmake -P driver of the install_consumer test: install, configure, build, run.
+set(prefix ${WORK}/prefix)
+file(REMOVE_RECURSE ${WORK})
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "install_consumer: '${ARGN}' failed (${rc})")
+  endif()
+endfunction()
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+step(${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build ${WORK}/build -j2)
+step(${WORK}/build/app)
