@@ -59,6 +59,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), "matmul: expected tensors of the same dtype, got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   // Vectors become matrices through views, so autograd handles them through the view ops.
+  if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
   if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
   if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: shapes ", a.sizes(), " and ", b.sizes(),
