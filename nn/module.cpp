@@ -221,7 +221,8 @@ std::string Module::summary(const Shape& input_shape) {
       for (auto& [name, t] : row.module->parameters_) count += t.numel();
     }
     total += count;
-    std::string label = (names.count(row.module) ? names[row.module] : "?") + " (" + row.module->name() + ")";
+    // A layer called in forward() but not registered (a shared pool, say) shows by type alone.
+    std::string label = names.count(row.module) ? names[row.module] + " (" + row.module->name() + ")" : row.module->name();
     out << std::left << std::setw(28) << label << std::setw(22) << shape_str(row.output) << std::right
         << std::setw(12) << count << "\n";
   }

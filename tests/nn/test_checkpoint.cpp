@@ -1,0 +1,84 @@
+// safetensors files: round trips, corrupt files, and atomic writes.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/ops.h"
+#include "nn/checkpoint.h"
+
+using ember::Tensor;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir() {
+  fs::path dir = fs::temp_directory_path() / ("ember-ckpt-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+std::string with_header(const std::string& json, const std::string& data = "") {
+  std::string out(8, '\0');
+  uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(n >> (8 * i));
+  return out + json + data;
+}
+
+}  // namespace
+
+TEST_CASE("write_safetensors and read_safetensors round-trip every dtype") {
+  fs::path path = temp_dir() / "all.safetensors";
+  std::map<std::string, Tensor> in{{"f", ember::randn({2, 3})},
+                                   {"d", ember::randn({4}, {.dtype = ember::kFloat64})},
+                                   {"i", ember::arange(5)},
+                                   {"u", ember::ones({3}, {.dtype = ember::kUInt8})},
+                                   {"t", ember::randn({3, 2}).t()}};
+  ember::nn::write_safetensors(path, in, {{"format", "pt"}});
+  auto out = ember::nn::read_safetensors(path);
+  REQUIRE(out.size() == in.size());
+  for (auto& [name, t] : in) {
+    CHECK(out.at(name).dtype() == t.dtype());
+    CHECK(ember::allclose(out.at(name), t, 0, 0));
+  }
+}
+
+TEST_CASE("corrupt safetensors files fail with errors naming the file and the place") {
+  fs::path dir = temp_dir();
+  auto read = [&](const std::string& name, const std::string& bytes) {
+    write_bytes(dir / name, bytes);
+    return ember::nn::read_safetensors(dir / name);
+  };
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir / "missing.safetensors"), Catch::Contains("cannot open"));
+  REQUIRE_THROWS_WITH(read("short", "abc"), Catch::Contains("shorter than the 8-byte header length"));
+  REQUIRE_THROWS_WITH(read("long-header", with_header("{}").substr(0, 8) + std::string(1, 'x')),
+                      Catch::Contains("header length at byte 0"));
+  REQUIRE_THROWS_WITH(read("bad-json", with_header("{not json")), Catch::Contains("corrupt JSON header"));
+  REQUIRE_THROWS_WITH(read("no-fields", with_header(R"({"w": {"dtype": "F32"}})")),
+                      Catch::Contains("tensor \"w\" needs \"dtype\", \"shape\""));
+  REQUIRE_THROWS_WITH(read("dtype", with_header(R"({"w": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 4]}})", "xxxx")),
+                      Catch::Contains("unsupported dtype Q7"));
+  REQUIRE_THROWS_WITH(read("truncated", with_header(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", "xxxx")),
+                      Catch::Contains("tensor \"w\" has data_offsets [0, 16] outside the 4 data bytes"));
+  REQUIRE_THROWS_WITH(read("size", with_header(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", "xxxx")),
+                      Catch::Contains("has 4 data bytes but shape [2] of float32 needs 8"));
+}
+
+TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary file behind") {
+  fs::path dir = temp_dir() / "atomic";
+  fs::create_directories(dir);
+  fs::path path = dir / "model.safetensors";
+  ember::nn::write_safetensors(path, {{"w", ember::ones({3})}});
+  // An undefined tensor makes the second save fail after it has started.
+  REQUIRE_THROWS_WITH(ember::nn::write_safetensors(path, {{"a", ember::zeros({3})}, {"b", Tensor()}}),
+                      Catch::Contains("tensor \"b\" is undefined"));
+  auto kept = ember::nn::read_safetensors(path);
+  CHECK(ember::allclose(kept.at("w"), ember::ones({3})));
+  int files = 0;
+  for ([[maybe_unused]] auto& entry : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 1);
+}

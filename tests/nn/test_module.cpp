@@ -1,0 +1,126 @@
+// nn::Module: registration, names, train/eval, moving, state dicts, summaries, PyTorch weights.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/generator.h"
+#include "core/ops.h"
+#include "nn/checkpoint.h"
+#include "nn/layers.h"
+
+namespace nn = ember::nn;
+namespace F = ember::nn::functional;
+using ember::Tensor;
+
+namespace {
+
+struct Net : nn::Module {
+  nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
+  nn::MaxPool2d pool{2};
+  nn::Linear fc{320, 10};
+  Net() { register_modules({{"conv1", conv1}, {"conv2", conv2}, {"fc", fc}}); }
+  Tensor forward(const Tensor& input) override {
+    Tensor x = F::relu(pool(conv1(input)));
+    x = F::relu(pool(conv2(x)));
+    return fc(x.flatten(1));
+  }
+};
+
+std::string fixture(const std::string& name) { return std::string(EMBER_FIXTURE_DIR) + "/" + name + ".safetensors"; }
+
+}  // namespace
+
+TEST_CASE("named_parameters lists every parameter recursively with dotted names") {
+  Net net;
+  std::vector<std::string> names;
+  for (auto& [name, p] : net.named_parameters()) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"});
+  CHECK(net.parameters()[0].requires_grad());
+  CHECK(net.children().size() == 3);
+  net.eval();
+  CHECK_FALSE(net.fc.is_training());
+  net.train();
+  CHECK(net.conv1.is_training());
+}
+
+TEST_CASE("default initialisation follows PyTorch: U(±1/sqrt(fan_in)) for weights and biases") {
+  ember::manual_seed(0);
+  nn::Linear fc(320, 10);
+  double bound = 1.0 / std::sqrt(320.0);
+  CHECK(ember::max(ember::abs(fc.weight)).item<float>() <= bound);
+  CHECK(ember::max(ember::abs(fc.weight)).item<float>() > 0.9 * bound);
+  CHECK(ember::max(ember::abs(fc.bias)).item<float>() <= bound);
+  nn::Conv2d conv(10, 20, 5);
+  CHECK(ember::max(ember::abs(conv.weight)).item<float>() <= 1.0 / std::sqrt(250.0));
+}
+
+TEST_CASE("to(dtype) keeps each parameter's identity, so an optimizer's handles see the move") {
+  Net net;
+  Tensor handle = net.fc.weight;
+  ember::sum(net.forward(ember::randn({2, 1, 28, 28}))).backward();
+  net.to(ember::kFloat64);
+  CHECK(handle.dtype() == ember::kFloat64);
+  CHECK(handle.is_same(net.parameters()[4]));
+  CHECK(handle.grad().dtype() == ember::kFloat64);
+  CHECK(net.forward(ember::randn({1, 1, 28, 28}, {.dtype = ember::kFloat64})).dtype() == ember::kFloat64);
+  net.zero_grad();
+  CHECK_FALSE(handle.grad().defined());
+}
+
+TEST_CASE("load_state_dict reports every bad key and leaves the module untouched") {
+  Net net;
+  auto state = net.state_dict();
+  Tensor before = net.fc.bias.clone();
+  state.erase("conv1.bias");
+  state["fc.bias"] = ember::zeros({11});
+  state["extra"] = ember::zeros({1});
+  REQUIRE_THROWS_WITH(net.load_state_dict(state),
+                      Catch::Contains("missing key \"conv1.bias\"") && Catch::Contains("\"fc.bias\" has shape [11] but the module expects [10]") &&
+                      Catch::Contains("unexpected key \"extra\""));
+  CHECK(ember::allclose(net.fc.bias, before, 0, 0));
+}
+
+TEST_CASE("PyTorch's own weights load into the ember model and give PyTorch's logits") {
+  Net net;
+  ember::load(net, fixture("module_tutorial_weights"));
+  auto io = nn::read_safetensors(fixture("module_tutorial_io"));
+  ember::NoGradGuard no_grad;
+  Tensor logits = net.forward(io.at("x"));
+  Tensor diff = ember::max(ember::abs(ember::sub(logits, io.at("logits"))));
+  INFO("max |ember - PyTorch| = " << diff.item<float>());
+  CHECK(diff.item<float>() < 1e-4 * ember::max(ember::abs(io.at("logits"))).item<float>());
+}
+
+TEST_CASE("save then load round-trips a model; the file is what PyTorch reads") {
+  Net a, b;
+  std::string path = "/tmp/ember_written.safetensors";  // tests/gen_module_fixtures.py --check-ember reads it
+  ember::save(a, path);
+  ember::load(b, path);
+  for (auto& [name, t] : a.state_dict()) CHECK(ember::allclose(t, b.state_dict().at(name), 0, 0));
+}
+
+TEST_CASE("the summary lists each layer's output shape and parameter count, and the module prints like PyTorch") {
+  Net net;
+  std::string summary = net.summary({64, 1, 28, 28});
+  CHECK_THAT(summary, Catch::Contains("conv1 (Conv2d)") && Catch::Contains("[64, 10, 24, 24]") && Catch::Contains("260"));
+  CHECK_THAT(summary, Catch::Contains("fc (Linear)") && Catch::Contains("[64, 10]") && Catch::Contains("3210"));
+  CHECK_THAT(summary, Catch::Contains("MaxPool2d") && Catch::Contains("total parameters") && Catch::Contains("8490"));
+  CHECK_THAT(net.repr(), Catch::Contains("(conv1): Conv2d(1, 10, kernel_size=(5, 5), stride=(1, 1))"));
+  CHECK_THAT(net.repr(), Catch::Contains("(fc): Linear(in_features=320, out_features=10, bias=True)"));
+}
+
+TEST_CASE("Sequential chains layers, indexes them and names them by position") {
+  nn::Sequential seq;
+  seq.push_back(nn::Flatten());
+  seq.push_back(nn::Linear(12, 5));
+  seq.push_back(nn::ReLU());
+  seq.push_back(nn::Dropout(0.5));
+  seq.eval();
+  Tensor y = seq(ember::randn({2, 3, 4}));
+  CHECK(y.sizes() == ember::Shape{2, 5});
+  CHECK(seq.size() == 4);
+  CHECK(seq[1].name() == "Linear");
+  CHECK(seq.named_parameters()[0].first == "1.weight");
+  REQUIRE_THROWS_WITH(seq[9], Catch::Contains("Sequential: index 9 is out of range for 4 layers"));
+}

@@ -1,0 +1,93 @@
+// SGD against torch.optim.SGD (tests/gen_module_fixtures.py), its state, and StepLR.
+#include <catch2/catch.hpp>
+
+#include "core/autograd.h"
+#include "core/ops.h"
+#include "nn/checkpoint.h"
+#include "optim/sgd.h"
+#include "optim/step_lr.h"
+
+using ember::Tensor;
+using ember::optim::SGD;
+using ember::optim::SGDOptions;
+
+namespace {
+
+const SGDOptions kCases[] = {{.lr = 0.1}, {.lr = 0.05, .momentum = 0.9}, {.lr = 0.05, .momentum = 0.9, .dampening = 0.1},
+                             {.lr = 0.02, .momentum = 0.5, .weight_decay = 0.01}, {.lr = 0.05, .momentum = 0.9, .nesterov = true}};
+
+// loss = sum((p - target)^2 * (1 + step)), as in the fixture generator.
+void backward_of_step(const Tensor& p, const Tensor& target, int step) {
+  ember::sum(ember::mul(ember::pow(ember::sub(p, target), 2.0), 1.0 + step)).backward();
+}
+
+}  // namespace
+
+TEST_CASE("five SGD steps match torch.optim.SGD for every option set") {
+  for (int c = 0; c < 5; ++c) {
+    auto f = ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/sgd_case" + std::to_string(c) + ".safetensors");
+    Tensor p = f.at("p0").clone().requires_grad_();
+    SGD opt({p}, kCases[c]);
+    for (int step = 0; step < 5; ++step) {
+      opt.zero_grad();
+      backward_of_step(p, f.at("target"), step);
+      opt.step();
+      Tensor expected = f.at("step" + std::to_string(step));
+      double err = ember::max(ember::abs(ember::sub(p.detach(), expected))).item<float>();
+      INFO("case " << c << " step " << step << ": max |ember - PyTorch| = " << err);
+      CHECK(err < 1e-5 * std::max(1.0f, ember::max(ember::abs(expected)).item<float>()));
+    }
+  }
+}
+
+TEST_CASE("momentum buffers live on the parameter's device and dtype, and follow it") {
+  Tensor p = ember::ones({4}).requires_grad_();
+  SGD opt({p}, {.lr = 0.1, .momentum = 0.9});
+  ember::sum(p).backward();
+  opt.step();
+  CHECK(opt.momentum_buffer(0).device() == p.device());
+  {
+    // The parameter changes dtype in place (as Module::to does); the buffer follows at the next step.
+    ember::NoGradGuard no_grad;
+    Tensor moved = p.detach().to(ember::kFloat64);
+    p.impl()->storage = moved.storage();
+    p.impl()->dtype = ember::kFloat64;
+    p.set_grad(ember::ones({4}, {.dtype = ember::kFloat64}));
+  }
+  opt.step();
+  CHECK(opt.momentum_buffer(0).dtype() == ember::kFloat64);
+}
+
+TEST_CASE("an optimizer resumed from its state_dict continues exactly as the uninterrupted one") {
+  auto run = [](bool interrupt) {
+    Tensor p = ember::tensor({1.0f, -2.0f, 3.0f}).requires_grad_();
+    auto opt = std::make_unique<SGD>(std::vector<Tensor>{p}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+    for (int step = 0; step < 6; ++step) {
+      if (interrupt && step == 3) {
+        auto state = opt->state_dict();
+        ember::nn::write_safetensors("/tmp/ember_sgd_state.safetensors", state);
+        opt = std::make_unique<SGD>(std::vector<Tensor>{p}, SGDOptions{.lr = 0.5, .momentum = 0.9});
+        opt->load_state_dict(ember::nn::read_safetensors("/tmp/ember_sgd_state.safetensors"));
+      }
+      opt->zero_grad();
+      ember::sum(ember::mul(p, p)).backward();
+      opt->step();
+    }
+    return p.detach();
+  };
+  CHECK(ember::allclose(run(true), run(false), 0, 0));
+}
+
+TEST_CASE("SGD rejects invalid options, and StepLR decays the learning rate every step_size epochs") {
+  Tensor p = ember::ones({1}).requires_grad_();
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = -1}), Catch::Contains("SGD: learning rate must be >= 0, got -1"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .nesterov = true}), Catch::Contains("nesterov momentum requires momentum > 0"));
+  SGD opt({p}, {.lr = 1.0});
+  ember::optim::StepLR schedule(opt, 2, 0.5);
+  std::vector<double> seen;
+  for (int epoch = 0; epoch < 5; ++epoch) {
+    schedule.step();
+    seen.push_back(schedule.get_last_lr()[0]);
+  }
+  CHECK(seen == std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25});
+}
