@@ -36,13 +36,15 @@ uint32_t big_endian(const std::vector<unsigned char>& b, size_t at) {
 std::vector<int64_t> parse_header(const std::vector<unsigned char>& bytes, const std::string& path,
                                   uint32_t magic, int ndim, const char* kind) {
   size_t header = 4 + 4 * static_cast<size_t>(ndim);
-  EMBER_CHECK(bytes.size() >= header, "mnist: ", path, " is truncated: ", bytes.size(),
-              " bytes, shorter than the ", header, "-byte IDX header");
+  EMBER_CHECK(bytes.size() >= 8, "mnist: ", path, " is truncated: ", bytes.size(),
+              " bytes, shorter than the 8-byte IDX header");
   char found[16], expected[16];
   std::snprintf(found, sizeof found, "0x%08x", big_endian(bytes, 0));
   std::snprintf(expected, sizeof expected, "0x%08x", magic);
   EMBER_CHECK(big_endian(bytes, 0) == magic, "mnist: ", path, " has magic ", found, ", expected ", expected,
               " (an IDX ", kind, " file)");
+  EMBER_CHECK(bytes.size() >= header, "mnist: ", path, " is truncated: ", bytes.size(),
+              " bytes, shorter than the ", header, "-byte IDX header");
   std::vector<int64_t> dims;
   size_t count = 1;
   for (int d = 0; d < ndim; ++d) {
