@@ -32,6 +32,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, device, cuda::detail::deallocate));
 }
 
+std::shared_ptr<Storage> Storage::allocate_pinned(size_t nbytes) {
+  auto storage = std::shared_ptr<Storage>(
+      new Storage(cuda::detail::allocate_pinned(nbytes), nbytes, Device::cpu(), cuda::detail::free_pinned));
+  storage->pinned_ = true;
+  return storage;
+}
+
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t nbytes, Device device, Deleter deleter) {
   return std::shared_ptr<Storage>(new Storage(data, nbytes, device, std::move(deleter)));
 }

@@ -20,6 +20,8 @@ class Storage {
 
   // Allocates uninitialised memory. Throws ember::OutOfMemory when the allocation fails.
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Page-locked CPU memory for fast copies to a GPU (needs a CUDA device; throws otherwise).
+  static std::shared_ptr<Storage> allocate_pinned(size_t nbytes);
   // Wraps memory ember does not own; `deleter` (may be empty) runs when the last view is gone.
   static std::shared_ptr<Storage> wrap(void* data, size_t nbytes, Device device, Deleter deleter);
 
@@ -31,6 +33,7 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  bool is_pinned() const { return pinned_; }
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
@@ -43,6 +46,7 @@ class Storage {
   Device device_;
   Deleter deleter_;
   uint64_t version_ = 0;
+  bool pinned_ = false;
 };
 
 }  // namespace ember

@@ -477,6 +477,20 @@ Tensor Tensor::to(Device target, DType target_dtype) const {
   }
   return out;
 }
+Tensor Tensor::pin_memory() const {
+  EMBER_CHECK(device().is_cpu(), "pin_memory: expected a CPU tensor, got one on ", device());
+  if (is_pinned()) return *this;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate_pinned(nbytes());
+  impl->sizes = sizes();
+  impl->strides = contiguous_strides(sizes());
+  impl->dtype = dtype();
+  Tensor out(std::move(impl));
+  NoGradGuard no_grad;
+  out.copy_(*this);
+  return out;
+}
+
 Tensor Tensor::to(Device target) const { return to(target, dtype()); }
 Tensor Tensor::to(DType target_dtype) const { return to(device(), target_dtype); }
 

@@ -110,6 +110,9 @@ class Tensor {
   Tensor to(DType dtype) const;    // this when already that dtype
   Tensor to(Device device, DType dtype) const;
   Tensor cpu() const { return to(Device::cpu()); }
+  // A copy of this CPU tensor in page-locked memory (this when already pinned). Needs a GPU.
+  Tensor pin_memory() const;
+  bool is_pinned() const { return storage()->is_pinned(); }
   Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
 
   // The single element of a one-element tensor, converted to T (copied from the GPU if needed).

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "core/cuda/runtime.h"
 
 namespace ember::data {
 
@@ -17,8 +18,9 @@ namespace ember::data {
 // `capacity` batches ahead of the consumer, and handed out strictly in order.
 class DataLoader::Epoch {
  public:
-  Epoch(std::shared_ptr<Dataset> dataset, std::vector<std::vector<int64_t>> batches, int workers)
-      : dataset_(std::move(dataset)), batches_(std::move(batches)), capacity_(2 * static_cast<size_t>(workers)) {
+  Epoch(std::shared_ptr<Dataset> dataset, std::vector<std::vector<int64_t>> batches, int workers, bool pin_memory)
+      : dataset_(std::move(dataset)), batches_(std::move(batches)), capacity_(2 * static_cast<size_t>(workers)),
+        pin_memory_(pin_memory) {
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
   }
 
@@ -48,6 +50,7 @@ class DataLoader::Epoch {
  private:
   Batch make(size_t k) const {
     Example example = dataset_->get_batch(batches_[k]);
+    if (pin_memory_) return {example.input.pin_memory(), example.target.pin_memory()};
     return {example.input, example.target};
   }
 
@@ -75,6 +78,7 @@ class DataLoader::Epoch {
   std::shared_ptr<Dataset> dataset_;
   std::vector<std::vector<int64_t>> batches_;
   size_t capacity_;
+  bool pin_memory_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<size_t, Batch> ready_;
@@ -112,7 +116,9 @@ DataLoader::Iterator DataLoader::begin() {
     batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end));
   }
   current_.reset();  // stop a previous, abandoned epoch's workers first
-  current_ = std::make_shared<Epoch>(dataset_, std::move(batches), options_.num_workers);
+  // Pinned memory only helps (and only exists) with a GPU; without one the option does nothing.
+  bool pin = options_.pin_memory && cuda::is_available();
+  current_ = std::make_shared<Epoch>(dataset_, std::move(batches), options_.num_workers, pin);
   return Iterator(current_, 0);
 }
 

@@ -15,7 +15,7 @@ struct DataLoaderOptions {
   bool drop_last = false;   // drop a last batch smaller than batch_size
   int num_workers = 0;      // 0: batches are made on the iterating thread
   uint64_t seed = 0;        // with the epoch, seeds the shuffle
-  bool pin_memory = false;  // accepted; a no-op until the CUDA backend brings pinned host memory
+  bool pin_memory = false;  // batches in page-locked memory, for fast copies to a GPU (when one exists)
 };
 
 // One batch; works with structured bindings: for (auto [inputs, target] : loader).

@@ -211,6 +211,20 @@ void copy_device_to_device(void* dst, int dst_device, const void* src, int src_d
   EMBER_CUDA_CHECK(cudaStreamSynchronize(current_stream(dst_device)));
 }
 
+void* allocate_pinned(size_t nbytes) {
+  EMBER_CHECK(device_count() > 0, "pin_memory: pinned host memory needs a CUDA device, none is available");
+  void* ptr = nullptr;
+  cudaError_t status = cudaHostAlloc(&ptr, std::max<size_t>(nbytes, 1), cudaHostAllocDefault);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw OutOfMemory(ember::detail::str("pin_memory: out of pinned host memory allocating ", nbytes, " bytes"));
+  }
+  EMBER_CUDA_CHECK(status);
+  return ptr;
+}
+
+void free_pinned(void* ptr) noexcept { cudaFreeHost(ptr); }
+
 void fill_zero(void* dst, size_t nbytes, int device) {
   DeviceGuard guard(device);
   EMBER_CUDA_CHECK(cudaMemsetAsync(dst, 0, nbytes, current_stream(device)));

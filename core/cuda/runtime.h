@@ -51,5 +51,9 @@ void copy_device_to_host(void* dst, const void* src, size_t nbytes, int device);
 void copy_device_to_device(void* dst, int dst_device, const void* src, int src_device, size_t nbytes);
 void fill_zero(void* dst, size_t nbytes, int device);
 
+// Page-locked host memory (cudaHostAlloc), from which copies to a GPU run at full bus speed.
+void* allocate_pinned(size_t nbytes);
+void free_pinned(void* ptr) noexcept;
+
 }  // namespace detail
 }  // namespace ember::cuda

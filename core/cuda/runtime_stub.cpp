@@ -25,5 +25,7 @@ void copy_host_to_device(void*, const void*, size_t, int) { no_cuda("copy to dev
 void copy_device_to_host(void*, const void*, size_t, int) { no_cuda("copy to host"); }
 void copy_device_to_device(void*, int, const void*, int, size_t) { no_cuda("copy between devices"); }
 void fill_zero(void*, size_t, int) { no_cuda("fill"); }
+void* allocate_pinned(size_t) { no_cuda("pinned host memory"); }
+void free_pinned(void*) noexcept {}
 }  // namespace detail
 }  // namespace ember::cuda

@@ -92,9 +92,11 @@ int run(const Flags& flags) {
 
   auto train_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Train);
   auto test_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Test);
+  const bool to_gpu = device.is_cuda();  // batches bound for a GPU are staged in pinned memory
   ember::data::DataLoader train_loader(train_set, {.batch_size = flags.batch_size, .shuffle = true,
-                                                   .num_workers = flags.workers, .seed = flags.seed});
-  ember::data::DataLoader test_loader(test_set, {.batch_size = flags.test_batch_size});
+                                                   .num_workers = flags.workers, .seed = flags.seed,
+                                                   .pin_memory = to_gpu});
+  ember::data::DataLoader test_loader(test_set, {.batch_size = flags.test_batch_size, .pin_memory = to_gpu});
 
   int first_epoch = 1;
   if (!flags.resume.empty()) {

@@ -123,3 +123,8 @@ TEST_CASE("tensors print as PyTorch prints them") {
   CHECK(ember::ones({2}).requires_grad_().str() == "tensor([1., 1.], requires_grad=True)");
   CHECK(ember::tensor({1.f, 2.f, 3.f, 4.f}).reshape({2, 2}).str() == "tensor([[1., 2.],\n        [3., 4.]])");
 }
+
+TEST_CASE("pin_memory without a GPU is a clear error") {
+  if (ember::cuda::is_available()) return;  // covered by the CUDA tests
+  REQUIRE_THROWS_WITH(ember::ones({2}).pin_memory(), Catch::Contains("pinned host memory"));
+}

@@ -33,3 +33,11 @@ TEST_CASE("an op mixing devices names both devices") {
   Tensor a = ember::ones({2}), b = ember::ones({2}, {.device = ember::Device::cuda(0)});
   REQUIRE_THROWS_WITH(ember::add(a, b), Catch::Contains("expected all tensors on the same device, got cpu and cuda:0"));
 }
+
+TEST_CASE("pin_memory copies a CPU tensor into page-locked memory that moves to the GPU unchanged") {
+  Tensor x = ember::randn({8, 8});
+  Tensor pinned = x.pin_memory();
+  CHECK(pinned.is_pinned());
+  CHECK_FALSE(x.is_pinned());
+  CHECK(ember::allclose(pinned.cuda().cpu(), x, 0, 0));
+}
