@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "core/cuda/runtime.h"
@@ -15,7 +16,8 @@
 namespace ember::data {
 
 // One pass over the dataset. With workers, batch k is made by whichever worker takes it, at most
-// `capacity` batches ahead of the consumer, and handed out strictly in order.
+// `capacity` batches ahead of the consumer, and handed out strictly in order. Workers only touch
+// `this` while it lives: the destructor stops and joins them.
 class DataLoader::Epoch {
  public:
   Epoch(std::shared_ptr<Dataset> dataset, std::vector<std::vector<int64_t>> batches, int workers, bool pin_memory)
@@ -23,6 +25,8 @@ class DataLoader::Epoch {
         pin_memory_(pin_memory) {
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
   }
+  Epoch(const Epoch&) = delete;
+  Epoch& operator=(const Epoch&) = delete;
 
   ~Epoch() {
     {
@@ -38,12 +42,24 @@ class DataLoader::Epoch {
   Batch get(size_t k) {
     if (threads_.empty()) return make(k);
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return ready_.count(k) || failure_; });
-    if (failure_) std::rethrow_exception(failure_);
-    Batch batch = std::move(ready_[k]);
-    ready_.erase(k);
-    consumed_ = std::max(consumed_, k + 1);
+    EMBER_CHECK(k >= consumed_, "DataLoader: batch ", k, " was already taken from this epoch");
+    if (k > consumed_) {  // the consumer skipped batches: drop them and let the workers move on
+      consumed_ = k;
+      ready_.erase(ready_.begin(), ready_.lower_bound(k));
+      failed_.erase(failed_.begin(), failed_.lower_bound(k));
+      changed_.notify_all();
+    }
+    changed_.wait(lock, [&] { return ready_.count(k) || failed_.count(k); });
+    consumed_ = k + 1;
     changed_.notify_all();
+    if (auto failure = failed_.find(k); failure != failed_.end()) {
+      std::exception_ptr error = failure->second;
+      failed_.erase(failure);
+      std::rethrow_exception(error);
+    }
+    auto ready = ready_.find(k);
+    Batch batch = std::move(ready->second);
+    ready_.erase(ready);
     return batch;
   }
 
@@ -51,7 +67,7 @@ class DataLoader::Epoch {
   Batch make(size_t k) const {
     Example example = dataset_->get_batch(batches_[k]);
     if (pin_memory_) return {example.input.pin_memory(), example.target.pin_memory()};
-    return {example.input, example.target};
+    return {std::move(example.input), std::move(example.target)};
   }
 
   void work() {
@@ -59,17 +75,27 @@ class DataLoader::Epoch {
       size_t k;
       {
         std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return stopping_ || next_ >= batches_.size() || next_ < consumed_ + capacity_; });
-        if (stopping_ || next_ >= batches_.size()) return;
-        k = next_++;
+        changed_.wait(lock, [&] {
+          return stopping_ || std::max(next_, consumed_) >= batches_.size() ||
+                 std::max(next_, consumed_) < consumed_ + capacity_;
+        });
+        k = std::max(next_, consumed_);
+        if (stopping_ || k >= batches_.size()) return;
+        next_ = k + 1;
       }
+      std::optional<Batch> batch;
+      std::exception_ptr failure;
       try {
-        Batch batch = make(k);
-        std::lock_guard lock(mutex_);
-        ready_[k] = std::move(batch);
+        batch = make(k);
       } catch (...) {
+        failure = std::current_exception();
+      }
+      {
         std::lock_guard lock(mutex_);
-        if (!failure_) failure_ = std::current_exception();
+        if (k >= consumed_) {  // else the consumer skipped it while it was being made
+          if (batch) ready_.emplace(k, std::move(*batch));
+          else failed_.emplace(k, failure);
+        }
       }
       changed_.notify_all();
     }
@@ -82,10 +108,11 @@ class DataLoader::Epoch {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<size_t, Batch> ready_;
-  size_t next_ = 0, consumed_ = 0;
+  std::map<size_t, std::exception_ptr> failed_;
+  size_t next_ = 0;      // the next batch a worker takes (or later, when the consumer skipped ahead)
+  size_t consumed_ = 0;  // the batch the consumer waits for or takes next
   bool stopping_ = false;
-  std::exception_ptr failure_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // last: started after everything they use exists
 };
 
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options)
@@ -105,29 +132,34 @@ DataLoader::Iterator DataLoader::begin() {
   std::iota(order.begin(), order.end(), 0);
   if (options_.shuffle) {
     std::mt19937_64 generator(options_.seed * 0x9E3779B97F4A7C15ULL + epoch_);
-    // Fisher-Yates with our own index draws, so the order does not depend on the C++ library.
+    // Fisher-Yates with our own index draws (mt19937_64's output is fixed by the standard, the
+    // distributions are not), so the order is the same with every C++ library.
     for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[generator() % i]);
   }
   ++epoch_;
+  const size_t batch_size = static_cast<size_t>(options_.batch_size);
   std::vector<std::vector<int64_t>> batches;
   for (size_t k = 0; k < size(); ++k) {
-    size_t begin = k * static_cast<size_t>(options_.batch_size);
-    size_t end = std::min(order.size(), begin + static_cast<size_t>(options_.batch_size));
-    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(begin), order.begin() + static_cast<std::ptrdiff_t>(end));
+    size_t first = k * batch_size, last = std::min(order.size(), first + batch_size);
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(first),
+                         order.begin() + static_cast<std::ptrdiff_t>(last));
   }
-  current_.reset();  // stop a previous, abandoned epoch's workers first
   // Pinned memory only helps (and only exists) with a GPU; without one the option does nothing.
-  bool pin = options_.pin_memory && cuda::is_available();
-  current_ = std::make_shared<Epoch>(dataset_, std::move(batches), options_.num_workers, pin);
-  return Iterator(current_, 0);
+  const bool pin = options_.pin_memory && cuda::is_available();
+  return Iterator(std::make_shared<Epoch>(dataset_, std::move(batches), options_.num_workers, pin), 0);
 }
 
-DataLoader::Iterator DataLoader::end() { return Iterator(current_, current_ ? current_->size() : 0); }
+DataLoader::Iterator DataLoader::end() { return Iterator(nullptr, size()); }
 
-Batch DataLoader::Iterator::operator*() const { return epoch_->get(position_); }
+const Batch& DataLoader::Iterator::operator*() const {
+  EMBER_CHECK(epoch_ != nullptr && position_ < epoch_->size(), "DataLoader: dereferencing the end of an epoch");
+  if (!batch_) batch_ = epoch_->get(position_);
+  return *batch_;
+}
 
 DataLoader::Iterator& DataLoader::Iterator::operator++() {
   ++position_;
+  batch_.reset();
   return *this;
 }
 

@@ -7,9 +7,12 @@
 namespace ember::data {
 
 Tensor gather_rows(const Tensor& source, const std::vector<int64_t>& indices) {
+  EMBER_CHECK(source.dim() >= 1, "dataset: gather_rows needs a tensor with at least one dim, got ", source.sizes());
+  EMBER_CHECK(source.device().is_cpu(), "dataset: gather_rows reads CPU tensors, got one on ", source.device(),
+              "; keep dataset tensors on the CPU and move each batch with .to(device)");
   Tensor dense = source.contiguous();
   Shape shape = dense.sizes();
-  const int64_t rows = shape.empty() ? 0 : shape[0];
+  const int64_t rows = shape[0];
   shape[0] = static_cast<int64_t>(indices.size());
   Tensor out = empty(shape, {.dtype = dense.dtype()});
   const size_t row_bytes = rows == 0 ? 0 : dense.nbytes() / static_cast<size_t>(rows);
@@ -29,6 +32,10 @@ Example Dataset::get_batch(const std::vector<int64_t>& indices) const {
   for (int64_t i : indices) examples.push_back(get(i));
   auto stack = [&](auto member) {
     Shape shape = (examples[0].*member).sizes();
+    for (size_t i = 1; i < examples.size(); ++i) {
+      EMBER_CHECK((examples[i].*member).sizes() == shape, "dataset: get_batch cannot stack example ", indices[i],
+                  " of shape ", (examples[i].*member).sizes(), " onto example ", indices[0], " of shape ", shape);
+    }
     shape.insert(shape.begin(), static_cast<int64_t>(examples.size()));
     Tensor out = empty(shape, {.dtype = (examples[0].*member).dtype()});
     for (size_t i = 0; i < examples.size(); ++i) out.select(0, static_cast<int64_t>(i)).copy_(examples[i].*member);

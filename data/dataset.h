@@ -1,5 +1,5 @@
 // What a DataLoader draws from: indexable examples, and batches of them.
-// defines: ember::data::Example, Dataset, TensorDataset
+// defines: ember::data::Example, Dataset, TensorDataset, gather_rows
 #pragma once
 
 #include <cstdint>
@@ -14,17 +14,22 @@ struct Example {
   Tensor target;
 };
 
+// An indexable collection of examples. get() and get_batch() are const and may be called from
+// several DataLoader worker threads at once, so implementations must be safe to read concurrently.
 class Dataset {
  public:
   virtual ~Dataset() = default;
   virtual int64_t size() const = 0;
+  // Requires 0 <= index < size().
   virtual Example get(int64_t index) const = 0;
-  // The examples at `indices`, stacked along a new dim 0. The default stacks get(); datasets
-  // that hold one big tensor override it with a direct gather.
+  // The examples at `indices` (at least one), stacked along a new dim 0 into new CPU tensors. The
+  // default stacks get() results and throws when two examples differ in shape; datasets that hold
+  // one big tensor override it with a direct gather.
   virtual Example get_batch(const std::vector<int64_t>& indices) const;
 };
 
-// Rows of `inputs` and `targets` (same size along dim 0) as examples.
+// Rows of `inputs` and `targets` (dim 0) as examples. Throws ember::Error when either has no dims
+// or their sizes along dim 0 differ. get() returns views; get_batch() needs CPU tensors.
 class TensorDataset : public Dataset {
  public:
   TensorDataset(Tensor inputs, Tensor targets);
@@ -36,7 +41,8 @@ class TensorDataset : public Dataset {
   Tensor inputs_, targets_;
 };
 
-// Copies rows `indices` of `source` (dim 0) into a new contiguous CPU tensor.
+// Copies rows `indices` of the CPU tensor `source` (dim 0) into a new contiguous CPU tensor.
+// Throws ember::Error on an index out of range or a tensor that is not on the CPU.
 Tensor gather_rows(const Tensor& source, const std::vector<int64_t>& indices);
 
 }  // namespace ember::data

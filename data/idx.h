@@ -8,10 +8,16 @@
 
 namespace ember::data {
 
-// uint8 [count, rows, cols] from an IDX3 file (magic 0x00000803). Throws ember::Error naming the
-// file when it cannot be opened, has the wrong magic, or is truncated or too long.
+// Both readers take a gzipped file (recognised by its first bytes, 1f 8b, whatever its name) or a
+// raw one, and check it whole before returning: the magic number, the header, and that the data
+// after the header is exactly as long as the dims say. Each throws ember::Error naming `path` and
+// what was expected against what was found when the file cannot be opened or read, is not valid
+// gzip, has the wrong magic, or is truncated ("... is truncated: expected 47040000 bytes of image
+// data after the 16-byte header (dims [60000, 28, 28]), found 1200") or too long.
+
+// uint8 [count, rows, cols], on the CPU, from an IDX3 image file (magic 0x00000803).
 Tensor read_idx_images(const std::string& path);
-// int64 [count] from an IDX1 file (magic 0x00000801), with the same checks.
+// int64 [count], on the CPU, from an IDX1 label file (magic 0x00000801).
 Tensor read_idx_labels(const std::string& path);
 
 }  // namespace ember::data

@@ -21,6 +21,7 @@ std::string find_file(const std::string& root, const std::string& stem) {
 }  // namespace
 
 MNIST::MNIST(const std::string& root, Split split, Normalize normalize) {
+  EMBER_CHECK(normalize.std > 0, "mnist: Normalize.std must be positive, got ", normalize.std);
   EMBER_CHECK(std::filesystem::is_directory(root), "mnist: data folder ", root,
               " does not exist; run scripts/fetch-mnist ", root, " to get the data");
   std::string prefix = split == Split::Train ? "train" : "t10k";
