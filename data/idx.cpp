@@ -39,7 +39,8 @@ FileBytes read_gzip(const std::string& path) {
   gzFile file = gzopen(path.c_str(), "rb");
   EMBER_CHECK(file != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
   gzbuffer(file, 1 << 17);
-  FileBytes out{.gzipped = true};
+  FileBytes out;
+  out.gzipped = true;
   unsigned char chunk[1 << 16];
   int n = 0;
   while ((n = gzread(file, chunk, sizeof chunk)) > 0) out.bytes.insert(out.bytes.end(), chunk, chunk + n);

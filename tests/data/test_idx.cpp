@@ -31,7 +31,7 @@ TEST_CASE("IDX labels read as int64, raw or gzipped, bytes above 127 included") 
   std::string labels = idx_labels(std::string("\x07\x00\x09\xff", 4));
   write_raw(dir / "lab", labels);
   write_gz(dir / "lab.gz", labels);
-  for (const std::string& name : {"lab", "lab.gz"}) {
+  for (const char* name : {"lab", "lab.gz"}) {
     Tensor t = data::read_idx_labels(dir / name);
     CHECK(t.dtype() == ember::kInt64);
     CHECK(t.sizes() == ember::Shape{4});
