@@ -2,12 +2,16 @@
 #include "nn/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +50,7 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t written = ::write(fd, p, size);
+    if (written < 0 && errno == EINTR) continue;
     if (written < 0) throw Error(detail::str("save: writing ", path, " failed: ", std::strerror(errno)));
     p += written;
     size -= static_cast<size_t>(written);
@@ -55,6 +60,9 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
 }  // namespace
 
 std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+  std::error_code error;
+  EMBER_CHECK(std::filesystem::is_regular_file(path, error), "load: cannot open ", path, ": ",
+              error ? error.message() : std::string(std::filesystem::exists(path) ? "not a regular file" : "no such file"));
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   EMBER_CHECK(file.good(), "load: cannot open ", path, ": ", std::strerror(errno));
   const auto file_size = static_cast<uint64_t>(file.tellg());
@@ -91,23 +99,32 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
     }
     auto dtype = parse_dtype(entry["dtype"].get<std::string>());
     if (!dtype || *dtype == DType::Float16 || *dtype == DType::BFloat16) {
-      throw bad("has unsupported dtype " + entry["dtype"].get<std::string>());
+      throw bad("has unsupported dtype " + entry["dtype"].get<std::string>() + " (expected F32, F64, I64, U8 or BOOL)");
     }
+    // The byte count the shape needs, checked for overflow before anything is allocated.
     Shape shape;
+    uint64_t needed = element_size(*dtype);
     for (auto& s : entry["shape"]) {
       if (!s.is_number_integer() || s.get<int64_t>() < 0) throw bad("has an invalid shape " + entry["shape"].dump());
+      const auto n = static_cast<uint64_t>(s.get<int64_t>());
+      if (n != 0 && needed > UINT64_MAX / n) throw bad("has a shape " + entry["shape"].dump() + " too large to address");
+      needed *= n;
       shape.push_back(s.get<int64_t>());
     }
-    uint64_t begin = entry["data_offsets"][0].get<uint64_t>(), end = entry["data_offsets"][1].get<uint64_t>();
-    Tensor t = empty(shape, {.dtype = *dtype});
+    const json& offsets = entry["data_offsets"];
+    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+      throw bad("has data_offsets " + offsets.dump() + " that are not two non-negative integers");
+    }
+    const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
     if (begin > end || end > data_size) {
-      throw bad(detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data_size,
-                            " data bytes (file truncated?)"));
+      throw bad(detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data_size, " data bytes (file bytes ",
+                            data_start + begin, " to ", data_start + end, " of ", file_size, "; truncated?)"));
     }
-    if (end - begin != t.nbytes()) {
-      throw bad(detail::str("has ", end - begin, " data bytes but shape ", shape, " of ", dtype_name(*dtype),
-                            " needs ", t.nbytes()));
+    if (end - begin != needed) {
+      throw bad(detail::str("has ", end - begin, " data bytes at file byte ", data_start + begin, " but shape ", shape,
+                            " of ", dtype_name(*dtype), " needs ", needed));
     }
+    Tensor t = empty(shape, {.dtype = *dtype});
     file.seekg(static_cast<std::streamoff>(data_start + begin));
     file.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
     EMBER_CHECK(file.good() || t.nbytes() == 0, "load: ", path, ": reading tensor \"", key, "\" at byte ",
@@ -145,18 +162,28 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   int fd = ::mkstemp(temp.data());
   EMBER_CHECK(fd >= 0, "save: cannot create a temporary file beside ", path, ": ", std::strerror(errno));
   try {
+    // mkstemp makes the file 0600; a checkpoint is as readable as any file saved by the user.
+    EMBER_CHECK(::fchmod(fd, 0644) == 0, "save: chmod of ", temp, " failed: ", std::strerror(errno));
     write_all(fd, length_bytes, 8, path);
     write_all(fd, text.data(), text.size(), path);
     for (const Tensor& t : host) write_all(fd, t.data_ptr(), t.nbytes(), path);
     EMBER_CHECK(::fsync(fd) == 0, "save: fsync of ", temp, " failed: ", std::strerror(errno));
-    ::close(fd);
+    const int closed = ::close(fd);
     fd = -1;
+    EMBER_CHECK(closed == 0, "save: closing ", temp, " failed: ", std::strerror(errno));
     EMBER_CHECK(std::rename(temp.c_str(), path.c_str()) == 0, "save: renaming ", temp, " to ", path,
                 " failed: ", std::strerror(errno));
   } catch (...) {
     if (fd >= 0) ::close(fd);
     std::remove(temp.c_str());
     throw;
+  }
+  // Make the rename itself durable. Best effort: the new file is complete whatever happens here.
+  std::string folder = target.parent_path().empty() ? "." : target.parent_path().string();
+  int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "nn/init.h"
 
+#include "common/error.h"
 #include "core/autograd.h"
 #include "core/ops.h"
 
@@ -13,6 +14,7 @@ int64_t fan_in(const Tensor& weight) {
 }
 
 void uniform_(Tensor& t, double low, double high) {
+  EMBER_CHECK(low <= high, "uniform_: low must be <= high, got [", low, ", ", high, "]");
   NoGradGuard no_grad;
   Tensor u = rand(t.sizes(), {.dtype = t.dtype(), .device = t.device()});
   t.detach().copy_(add(mul(u, high - low), low));
@@ -21,6 +23,16 @@ void uniform_(Tensor& t, double low, double high) {
 void kaiming_uniform_(Tensor& t, double a) {
   double bound = std::sqrt(6.0 / ((1.0 + a * a) * static_cast<double>(fan_in(t))));
   uniform_(t, -bound, bound);
+}
+
+void zeros_(Tensor& t) {
+  NoGradGuard no_grad;
+  t.detach().fill_(0.0);
+}
+
+void ones_(Tensor& t) {
+  NoGradGuard no_grad;
+  t.detach().fill_(1.0);
 }
 
 }  // namespace ember::nn::init

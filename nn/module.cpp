@@ -45,8 +45,23 @@ void collect(const Module& module, const std::string& prefix, Get get,
 
 }  // namespace
 
+Module::Module(Module&& other)
+    : training_(other.training_),
+      parameters_(std::move(other.parameters_)),
+      buffers_(std::move(other.buffers_)),
+      owned_children_(std::move(other.owned_children_)) {
+  for (const auto& [name, child] : other.children_) {
+    bool owned = std::any_of(owned_children_.begin(), owned_children_.end(),
+                             [&](const std::shared_ptr<Module>& m) { return m.get() == child; });
+    EMBER_CHECK(owned, "cannot move a ", other.name(), ": its submodule \"", name, "\" was registered by reference; "
+                "hold the module in a std::shared_ptr (e.g. Sequential::push_back(std::make_shared<...>()))");
+  }
+  children_ = std::move(other.children_);
+}
+
 Tensor Module::forward(const Tensor&) {
-  throw NotImplemented(detail::str(name(), ": forward is not implemented for this module"));
+  throw NotImplemented(detail::str("forward not implemented for ", name(),
+                                   ": override Tensor forward(const Tensor&) to call it through a Module&"));
 }
 
 Tensor Module::operator()(const Tensor& input) {
@@ -55,12 +70,21 @@ Tensor Module::operator()(const Tensor& input) {
   return output;
 }
 
+void Module::check_new_name(const char* what, const std::string& name) const {
+  EMBER_CHECK(!name.empty() && name.find('.') == std::string::npos, what, ": invalid name \"", name,
+              "\" (names are non-empty and have no '.')");
+  auto taken = [&](const auto& list) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& entry) { return entry.first == name; });
+  };
+  EMBER_CHECK(!taken(parameters_) && !taken(buffers_) && !taken(children_), what, ": \"", name,
+              "\" is already registered in this ", this->name());
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor tensor, bool requires_grad) {
   EMBER_CHECK(tensor.defined(), "register_parameter: parameter \"", name, "\" is undefined");
-  EMBER_CHECK(name.find('.') == std::string::npos && !name.empty(), "register_parameter: invalid name \"", name, "\"");
-  for (const auto& [existing, t] : parameters_) {
-    EMBER_CHECK(existing != name, "register_parameter: \"", name, "\" is already registered");
-  }
+  check_new_name("register_parameter", name);
+  EMBER_CHECK(is_floating(tensor.dtype()) || !requires_grad, "register_parameter: \"", name,
+              "\" must be floating point to require grad, got ", dtype_name(tensor.dtype()));
   if (requires_grad) tensor.requires_grad_();
   parameters_.emplace_back(name, tensor);
   return tensor;
@@ -68,23 +92,23 @@ Tensor Module::register_parameter(const std::string& name, Tensor tensor, bool r
 
 Tensor Module::register_buffer(const std::string& name, Tensor tensor) {
   EMBER_CHECK(tensor.defined(), "register_buffer: buffer \"", name, "\" is undefined");
+  check_new_name("register_buffer", name);
   buffers_.emplace_back(name, tensor);
   return tensor;
 }
 
 Module& Module::register_module(const std::string& name, Module& module) {
   EMBER_CHECK(&module != this, "register_module: a module cannot contain itself");
-  for (const auto& [existing, child] : children_) {
-    EMBER_CHECK(existing != name, "register_module: \"", name, "\" is already registered");
-  }
+  check_new_name("register_module", name);
   children_.emplace_back(name, &module);
   return module;
 }
 
 Module& Module::register_module(const std::string& name, std::shared_ptr<Module> module) {
   EMBER_CHECK(module != nullptr, "register_module: module \"", name, "\" is null");
-  owned_children_.push_back(module);
-  return register_module(name, *module);
+  register_module(name, *module);
+  owned_children_.push_back(std::move(module));
+  return *owned_children_.back();
 }
 
 void Module::register_modules(
@@ -182,6 +206,10 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
 }
 
 std::string Module::summary(const Shape& input_shape) {
+  return summary(input_shape, [this](const Tensor& x) { return forward(x); });
+}
+
+std::string Module::summary(const Shape& input_shape, const std::function<Tensor(const Tensor&)>& run_forward) {
   std::vector<SummaryRow> rows;
   {
     NoGradGuard no_grad;
@@ -192,7 +220,7 @@ std::string Module::summary(const Shape& input_shape) {
     eval();
     summary_rows = &rows;
     try {
-      forward(input);
+      run_forward(input);
     } catch (...) {
       summary_rows = nullptr;
       train(was_training);

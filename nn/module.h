@@ -26,9 +26,14 @@ class Module {
   virtual ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-  Module(Module&&) = default;  // for leaf layers handed to Sequential by value
+  // For layers handed to Sequential by value. Throws ember::Error for a module that registered a
+  // submodule by reference (a member): the moved copy's pointer would still name the old member.
+  Module(Module&& other);
 
-  // The computation. The default throws: every concrete module overrides it.
+  // The computation. The default throws NotImplemented ("forward not implemented for <name>").
+  // Override this signature to make a module callable through a Module& (Sequential, summary(),
+  // DataParallel); a model that only declares its own `Tensor forward(Tensor)`, as DESIGN.md's
+  // Net, is still usable directly and through nn::summary(model, shape).
   virtual Tensor forward(const Tensor& input);
   // Calls forward(), recording the output shape while a summary() is being taken.
   Tensor operator()(const Tensor& input);
@@ -72,7 +77,10 @@ class Module {
 
   // A table of the layers a forward pass of a zero input of `input_shape` goes through: layer,
   // output shape, parameter count; and the total.
+  // Requires a forward(const Tensor&) override; otherwise use nn::summary(model, shape).
   std::string summary(const Shape& input_shape);
+  // The same, running `run_forward` (the model's own forward) on the zero input.
+  std::string summary(const Shape& input_shape, const std::function<Tensor(const Tensor&)>& run_forward);
 
   // PyTorch's repr: the module tree with each layer's arguments.
   std::string repr(int indent = 0) const;
@@ -81,6 +89,8 @@ class Module {
   bool training_ = true;
 
  private:
+  void check_new_name(const char* what, const std::string& name) const;
+
   std::vector<std::pair<std::string, Tensor>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, Module*>> children_;
@@ -88,5 +98,12 @@ class Module {
 };
 
 std::ostream& operator<<(std::ostream& out, const Module& module);
+
+// model.summary(input_shape) through the model's own forward, whatever its signature (as
+// DESIGN.md's Net, whose `Tensor forward(Tensor)` does not override Module::forward).
+template <class Model>
+std::string summary(Model& model, const Shape& input_shape) {
+  return model.summary(input_shape, [&model](const Tensor& x) { return model.forward(x); });
+}
 
 }  // namespace ember::nn

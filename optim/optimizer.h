@@ -22,6 +22,8 @@ class Optimizer {
   // Per-parameter state (momentum buffers, ...) and per-group options as tensors, so that a
   // checkpoint can hold them; keys such as "state.3.momentum_buffer" and "group.0.lr".
   virtual std::map<std::string, Tensor> state_dict() const = 0;
+  // Restores that state (the other options come from the constructor). Checks every key first:
+  // an unknown key, an index out of range or a wrong shape throws ember::Error and changes nothing.
   virtual void load_state_dict(const std::map<std::string, Tensor>& state) = 0;
   // Moves all state to `device` now (it also follows each parameter at the next step()).
   virtual void to(Device device) = 0;

@@ -1,5 +1,10 @@
 #include "optim/sgd.h"
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+
 #include "common/error.h"
 #include "core/autograd.h"
 #include "kernels/cpu/sgd.h"
@@ -15,6 +20,17 @@ void check_options(const SGDOptions& o) {
   EMBER_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0),
               "SGD: nesterov momentum requires momentum > 0 and dampening 0, got momentum ", o.momentum,
               " and dampening ", o.dampening);
+}
+
+// The index in "<prefix><digits><suffix>", or nullopt when `key` does not have that form.
+std::optional<size_t> parse_index(const std::string& key, const std::string& prefix, const std::string& suffix) {
+  if (key.size() <= prefix.size() + suffix.size() || key.compare(0, prefix.size(), prefix) != 0 ||
+      key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return std::nullopt;
+  }
+  std::string digits = key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+  return static_cast<size_t>(std::stoul(digits));
 }
 
 }  // namespace
@@ -50,27 +66,34 @@ void SGD::step() {
       Tensor& buffer = buffers_[index++];
       Tensor grad = param.grad();
       if (!grad.defined()) continue;
-      EMBER_CHECK(grad.device() == param.device() && grad.sizes() == param.sizes(), "SGD: the gradient of a parameter ",
-                  param.sizes(), " on ", param.device(), " is ", grad.sizes(), " on ", grad.device());
+      EMBER_CHECK(grad.device() == param.device() && grad.sizes() == param.sizes() && grad.dtype() == param.dtype(),
+                  "SGD: parameter ", index - 1, " is ", param.sizes(), " ", dtype_name(param.dtype()), " on ",
+                  param.device(), " but its gradient is ", grad.sizes(), " ", dtype_name(grad.dtype()), " on ",
+                  grad.device());
       // The state follows its parameter: model.to() after the optimizer was built just works.
       if (buffer.defined() && (buffer.device() != param.device() || buffer.dtype() != param.dtype())) {
         buffer = buffer.to(param.device(), param.dtype());
       }
-      bool first_step = !buffer.defined();
-      if (o.momentum != 0 && first_step) buffer = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
       if (!param.device().is_cpu()) {
-        throw NotImplemented("sgd: the CUDA update kernel is not implemented yet; train on the CPU");
+        // Checked before any state is created, so a failed step leaves the optimizer as it was.
+        throw NotImplemented("sgd: CUDA update kernel not implemented yet (parameter on " +
+                             param.device().str() + "); train on the CPU for now");
       }
       EMBER_CHECK(param.is_contiguous(), "SGD: parameters must be contiguous, got strides ", param.strides());
+      const bool first_step = !buffer.defined();
+      // A new buffer is kept only once the kernel has filled it (a first step initialises it).
+      Tensor momentum = buffer;
+      if (o.momentum != 0 && first_step) momentum = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
       Tensor g = grad.contiguous();
       kernels::cpu::SgdStep update{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
                                    .weight_decay = o.weight_decay, .nesterov = o.nesterov, .first_step = first_step};
       visit_floating(param.dtype(), "sgd", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        kernels::cpu::sgd_update<T>(param.data<T>(), g.data<T>(), o.momentum != 0 ? buffer.data<T>() : nullptr,
+        kernels::cpu::sgd_update<T>(param.data<T>(), g.data<T>(), o.momentum != 0 ? momentum.data<T>() : nullptr,
                                     param.numel(), update);
       });
       param.storage()->bump_version();
+      buffer = momentum;
     }
   }
 }
@@ -91,17 +114,22 @@ void SGD::load_state_dict(const std::map<std::string, Tensor>& state) {
   std::vector<Tensor> buffers(params.size());
   std::vector<double> rates = learning_rates();
   for (const auto& [key, value] : state) {
-    size_t index = 0;
-    if (std::sscanf(key.c_str(), "state.%zu.momentum_buffer", &index) == 1 && key.find(".momentum_buffer") != std::string::npos) {
+    EMBER_CHECK(value.defined(), "SGD::load_state_dict: \"", key, "\" is undefined");
+    if (auto param_index = parse_index(key, "state.", ".momentum_buffer")) {
+      const size_t index = *param_index;
       EMBER_CHECK(index < params.size(), "SGD::load_state_dict: \"", key, "\" names parameter ", index, " but there are ",
                   params.size());
       EMBER_CHECK(value.sizes() == params[index].sizes(), "SGD::load_state_dict: \"", key, "\" has shape ",
                   value.sizes(), " but parameter ", index, " is ", params[index].sizes());
       buffers[index] = value.to(params[index].device(), params[index].dtype()).clone();
-    } else if (std::sscanf(key.c_str(), "group.%zu.lr", &index) == 1) {
+    } else if (auto group_index = parse_index(key, "group.", ".lr")) {
+      const size_t index = *group_index;
+      EMBER_CHECK(value.numel() == 1, "SGD::load_state_dict: \"", key, "\" must hold one number, got shape ",
+                  value.sizes());
       EMBER_CHECK(index < rates.size(), "SGD::load_state_dict: \"", key, "\" names group ", index, " but there are ",
                   rates.size());
       rates[index] = value.item<double>();
+      EMBER_CHECK(rates[index] >= 0, "SGD::load_state_dict: \"", key, "\" is a negative learning rate ", rates[index]);
     } else {
       throw Error(detail::str("SGD::load_state_dict: unexpected key \"", key, "\""));
     }

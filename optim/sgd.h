@@ -25,7 +25,9 @@ struct SGDParamGroup {
 //   d = g + weight_decay·p;  if momentum: buf = (first step ? d : momentum·buf + (1 − dampening)·d),
 //   d = nesterov ? d + momentum·buf : buf;  p −= lr·d.
 // One kernel call per parameter. Momentum buffers live on each parameter's device, and follow
-// the parameter when the model was moved since the last step.
+// the parameter when the model was moved since the last step. A CUDA parameter throws
+// ember::NotImplemented until kernels::cuda has the update (its buffer has moved by then; nothing
+// else changes). Throws ember::Error for a gradient whose shape, dtype or device differs.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options);

@@ -5,7 +5,8 @@ for several option sets. With --check-ember FILE it instead loads a safetensors 
 ember (ember::save) into the PyTorch model, as proof that PyTorch reads our checkpoints.
 
   /usr/bin/python3 tests/gen_module_fixtures.py
-  /usr/bin/python3 tests/gen_module_fixtures.py --check-ember /tmp/ember_written.safetensors
+  /usr/bin/python3 tests/gen_module_fixtures.py --check-ember /tmp/ember_written.safetensors \
+      /tmp/ember_written_io.safetensors
 """
 import json
 import os
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_functional_fixtures import OUT, write_safetensors  # noqa: E402
 
-DTYPES = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64, "U8": torch.uint8}
+DTYPES = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64, "U8": torch.uint8, "BOOL": torch.bool}
 
 
 class Net(nn.Module):
@@ -70,11 +71,27 @@ def sgd_fixtures():
         write_safetensors(os.path.join(OUT, f"sgd_case{i}.safetensors"), tensors)
 
 
+def check_ember(weights, io=None):
+    """Loads ember's checkpoint into the PyTorch model (strict: every key, every shape); given the
+    input and logits ember computed with it (tests/nn/test_module.cpp writes both), also checks
+    that PyTorch computes the same logits."""
+    model = Net()
+    model.load_state_dict(read_safetensors(weights))
+    print(f"PyTorch loaded {weights}: {sum(p.numel() for p in model.parameters())} parameters")
+    if io is None:
+        return
+    tensors = read_safetensors(io)
+    with torch.no_grad():
+        logits = model(tensors["x"])
+    err = ((logits - tensors["logits"]).abs().max() / tensors["logits"].abs().max()).item()
+    print(f"PyTorch's logits on ember's input vs ember's logits ({io}): max rel err {err:.3g}")
+    if not err < 1e-4:
+        sys.exit(f"mismatch: {err} >= 1e-4")
+
+
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--check-ember":
-        model = Net()
-        model.load_state_dict(read_safetensors(sys.argv[2]))
-        print(f"PyTorch loaded {sys.argv[2]}: {sum(p.numel() for p in model.parameters())} parameters")
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--check-ember":
+        check_ember(*sys.argv[2:])
         return
     torch.manual_seed(0)
     model = Net()

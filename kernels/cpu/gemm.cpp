@@ -295,6 +295,7 @@ void packed_gemm_block(const Arch& arch, bool trans_a, bool trans_b, int64_t m0,
   float* pa = tl_pack_a.get(mc_max * kc_max);
   float* pb = tl_pack_b.get(nc_max * kc_max);
   alignas(64) float tile[16 * 32];
+  static_assert(kAvx512MR * kAvx512NR <= 16 * 32 && kAvx2MR * kAvx2NR <= 16 * 32, "edge tile");
   for (int64_t jc = n0; jc < n1; jc += arch.nc) {
     const int64_t nc = std::min(arch.nc, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += arch.kc) {

@@ -156,3 +156,13 @@ TEST_CASE("gemm is bit-for-bit reproducible for a fixed thread count", "[gemm]")
   cpu::set_num_threads(saved);
   CHECK(C1 == C2);
 }
+
+TEST_CASE("gemm float regression: 2x3 times 3x2 of ones (AVX-512 MR/packing mismatch)", "[gemm]") {
+  const float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {1, 1, 1, 1, 1, 1};
+  float C[4] = {-1, -1, -1, -1};
+  cpu::gemm<float>(false, false, 2, 2, 3, 1.0f, A, 3, B, 2, 0.0f, C, 2);
+  CHECK(C[0] == 6);
+  CHECK(C[1] == 6);
+  CHECK(C[2] == 15);
+  CHECK(C[3] == 15);
+}

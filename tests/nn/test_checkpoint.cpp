@@ -1,6 +1,10 @@
 // safetensors files: round trips, corrupt files, and atomic writes.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -65,7 +69,7 @@ TEST_CASE("corrupt safetensors files fail with errors naming the file and the pl
   REQUIRE_THROWS_WITH(read("truncated", with_header(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", "xxxx")),
                       Catch::Contains("tensor \"w\" has data_offsets [0, 16] outside the 4 data bytes"));
   REQUIRE_THROWS_WITH(read("size", with_header(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}})", "xxxx")),
-                      Catch::Contains("has 4 data bytes but shape [2] of float32 needs 8"));
+                      Catch::Contains("has 4 data bytes at file byte") && Catch::Contains("but shape [2] of float32 needs 8"));
 }
 
 TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary file behind") {
@@ -81,4 +85,72 @@ TEST_CASE("a failed save leaves the previous checkpoint intact and no temporary 
   int files = 0;
   for ([[maybe_unused]] auto& entry : fs::directory_iterator(dir)) ++files;
   CHECK(files == 1);
+}
+
+TEST_CASE("more corrupt headers: not an object, bad offsets, bad shapes, not a file") {
+  fs::path dir = temp_dir();
+  auto read = [&](const std::string& name, const std::string& bytes) {
+    write_bytes(dir / name, bytes);
+    return ember::nn::read_safetensors(dir / name);
+  };
+  REQUIRE_THROWS_WITH(read("array", with_header("[1, 2]")), Catch::Contains("the header at byte 8 is not a JSON object"));
+  REQUIRE_THROWS_WITH(read("offsets-type", with_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": ["a", 4]}})", "xxxx")),
+                      Catch::Contains("tensor \"w\" has data_offsets [\"a\",4] that are not two non-negative integers"));
+  REQUIRE_THROWS_WITH(read("offsets-negative", with_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 0]}})", "xxxx")),
+                      Catch::Contains("not two non-negative integers"));
+  REQUIRE_THROWS_WITH(read("offsets-reversed", with_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", "xxxx")),
+                      Catch::Contains("has data_offsets [4, 0]"));
+  REQUIRE_THROWS_WITH(read("shape-negative", with_header(R"({"w": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", "xxxx")),
+                      Catch::Contains("tensor \"w\" has an invalid shape [-1]"));
+  REQUIRE_THROWS_WITH(read("shape-huge", with_header(R"({"w": {"dtype": "F64", "shape": [4294967296, 4294967296], "data_offsets": [0, 4]}})", "xxxx")),
+                      Catch::Contains("too large to address"));
+  REQUIRE_THROWS_WITH(read("offsets-one", with_header(R"({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", "xxxx")),
+                      Catch::Contains("a two-element \"data_offsets\""));
+  REQUIRE_THROWS_WITH(read("dtype-f16", with_header(R"({"w": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}})", "xxxx")),
+                      Catch::Contains("unsupported dtype F16"));
+  std::string name = (dir / "short").string();
+  REQUIRE_THROWS_WITH(read("short", "abc"), Catch::Contains(name));
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir), Catch::Contains("not a regular file"));
+  // A header that points at the second tensor's bytes from the right place reads fine.
+  auto ok = read("two", with_header(R"({"__metadata__": {"format": "pt"}, "a": {"dtype": "U8", "shape": [3], "data_offsets": [0, 3]},)"
+                                    R"( "b": {"dtype": "BOOL", "shape": [2], "data_offsets": [3, 5]}})", std::string("\x01\x02\x03\x01\x00", 5)));
+  CHECK(ok.at("a").at<uint8_t>({2}) == 3);
+  CHECK(ok.at("b").dtype() == ember::kBool);
+}
+
+TEST_CASE("a save that fails mid-write (file size limit) keeps the old file and removes the temporary") {
+  fs::path dir = temp_dir() / "midwrite";
+  fs::create_directories(dir);
+  fs::path path = dir / "model.safetensors";
+  ember::nn::write_safetensors(path, {{"w", ember::ones({3})}});
+  // RLIMIT_FSIZE makes write() fail with EFBIG part of the way through (even as root).
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 4096;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string message;
+  try {
+    ember::nn::write_safetensors(path, {{"big", ember::zeros({100000})}});
+  } catch (const ember::Error& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, SIG_DFL);
+  CHECK_THAT(message, Catch::Contains("save: writing") && Catch::Contains("failed"));
+  CHECK(ember::allclose(ember::nn::read_safetensors(path).at("w"), ember::ones({3})));
+  int files = 0;
+  for ([[maybe_unused]] auto& entry : fs::directory_iterator(dir)) ++files;
+  CHECK(files == 1);
+  // And a folder that does not exist: nothing is created, the error names the path.
+  REQUIRE_THROWS_WITH(ember::nn::write_safetensors(dir / "nope" / "m.safetensors", {{"w", ember::ones({1})}}),
+                      Catch::Contains("cannot create a temporary file beside"));
+}
+
+TEST_CASE("saved files are readable by others (0644), like any file the user saves") {
+  fs::path path = temp_dir() / "perm.safetensors";
+  ember::nn::write_safetensors(path, {{"w", ember::ones({1})}});
+  auto perms = fs::status(path).permissions();
+  CHECK((perms & fs::perms::others_read) != fs::perms::none);
 }

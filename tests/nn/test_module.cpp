@@ -7,6 +7,7 @@
 #include "core/generator.h"
 #include "core/ops.h"
 #include "nn/checkpoint.h"
+#include "nn/init.h"
 #include "nn/layers.h"
 
 namespace nn = ember::nn;
@@ -94,7 +95,7 @@ TEST_CASE("PyTorch's own weights load into the ember model and give PyTorch's lo
 
 TEST_CASE("save then load round-trips a model; the file is what PyTorch reads") {
   Net a, b;
-  std::string path = "/tmp/ember_written.safetensors";  // tests/gen_module_fixtures.py --check-ember reads it
+  std::string path = "/tmp/ember_module_roundtrip.safetensors";
   ember::save(a, path);
   ember::load(b, path);
   for (auto& [name, t] : a.state_dict()) CHECK(ember::allclose(t, b.state_dict().at(name), 0, 0));
@@ -123,4 +124,107 @@ TEST_CASE("Sequential chains layers, indexes them and names them by position") {
   CHECK(seq[1].name() == "Linear");
   CHECK(seq.named_parameters()[0].first == "1.weight");
   REQUIRE_THROWS_WITH(seq[9], Catch::Contains("Sequential: index 9 is out of range for 4 layers"));
+}
+
+namespace {
+
+// DESIGN.md's Net, as a user writes it: its forward takes a Tensor by value and overrides nothing.
+struct DesignNet : nn::Module {
+  nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
+  nn::MaxPool2d pool{2};
+  nn::Linear fc{320, 10};
+  DesignNet() { register_modules({{"conv1", conv1}, {"conv2", conv2}, {"fc", fc}}); }
+  ember::Tensor forward(ember::Tensor x) {
+    x = F::relu(pool(conv1(x)));
+    x = F::relu(pool(conv2(x)));
+    return fc(x.flatten(1));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("DESIGN.md's Net (forward by value, no override) trains, summarises and names its gaps") {
+  DesignNet net;
+  net.to(ember::Device::cpu());
+  CHECK(net.forward(ember::randn({2, 1, 28, 28})).sizes() == ember::Shape{2, 10});
+  CHECK_THAT(nn::summary(net, {4, 1, 28, 28}), Catch::Contains("fc (Linear)") && Catch::Contains("[4, 10]") &&
+                                                   Catch::Contains("8490"));
+  // Through a Module& only the virtual forward(const Tensor&) is reachable.
+  nn::Module& base = net;
+  REQUIRE_THROWS_WITH(base.forward(ember::randn({1, 1, 28, 28})), Catch::Contains("forward not implemented for Module"));
+}
+
+TEST_CASE("names are unique across a module's parameters, buffers and submodules") {
+  nn::Linear fc(2, 3);
+  REQUIRE_THROWS_WITH(fc.register_buffer("weight", ember::zeros({1})), Catch::Contains("\"weight\" is already registered in this Linear"));
+  nn::Linear other(2, 2);
+  REQUIRE_THROWS_WITH(fc.register_module("bias", other), Catch::Contains("\"bias\" is already registered"));
+  REQUIRE_THROWS_WITH(fc.register_parameter("a.b", ember::zeros({1})), Catch::Contains("invalid name \"a.b\""));
+  REQUIRE_THROWS_WITH(fc.register_parameter("labels", ember::arange(3)), Catch::Contains("must be floating point"));
+  fc.register_buffer("running", ember::zeros({3}));
+  CHECK(fc.state_dict().count("running") == 1);
+  CHECK(fc.named_buffers()[0].first == "running");
+}
+
+TEST_CASE("init fills in place: zeros_, ones_, uniform_ bounds") {
+  Tensor t = ember::empty({3, 4});
+  nn::init::zeros_(t);
+  CHECK(ember::allclose(t, ember::zeros({3, 4}), 0, 0));
+  nn::init::ones_(t);
+  CHECK(ember::allclose(t, ember::ones({3, 4}), 0, 0));
+  nn::init::uniform_(t, 2.0, 3.0);
+  CHECK(ember::min(t).item<float>() >= 2.0f);
+  CHECK(ember::max(t).item<float>() <= 3.0f);
+  CHECK(nn::init::fan_in(ember::empty({20, 10, 5, 5})) == 250);
+  REQUIRE_THROWS_WITH(nn::init::fan_in(ember::empty({4})), Catch::Contains("at least 2 dims"));
+}
+
+TEST_CASE("ember::load of a file with a wrong shape changes nothing in the model") {
+  Net a;
+  nn::Linear small(10, 3);
+  auto state = a.state_dict();
+  state["fc.weight"] = small.weight.detach();
+  nn::write_safetensors("/tmp/ember_module_bad_shape.safetensors", state);
+  Net b;
+  auto before = b.state_dict();
+  std::map<std::string, Tensor> copies;
+  for (auto& [name, t] : before) copies[name] = t.clone();
+  REQUIRE_THROWS_WITH(ember::load(b, "/tmp/ember_module_bad_shape.safetensors"),
+                      Catch::Contains("\"fc.weight\" has shape [3, 10] but the module expects [10, 320]"));
+  for (auto& [name, t] : b.state_dict()) CHECK(ember::allclose(t, copies.at(name), 0, 0));
+}
+
+TEST_CASE("an ember checkpoint and its logits, for PyTorch to check (gen_module_fixtures.py --check-ember)") {
+  ember::manual_seed(7);
+  Net net;
+  ember::save(net, "/tmp/ember_written.safetensors");
+  Tensor x = ember::randn({4, 1, 28, 28});
+  ember::NoGradGuard no_grad;
+  nn::write_safetensors("/tmp/ember_written_io.safetensors", {{"x", x}, {"logits", net.forward(x)}});
+  CHECK(nn::read_safetensors("/tmp/ember_written.safetensors").size() == 6);
+}
+
+TEST_CASE("Dropout is the identity in eval() and drops in train()") {
+  nn::Dropout drop(0.5);
+  Tensor x = ember::ones({1000});
+  drop.eval();
+  CHECK(ember::allclose(drop(x), x, 0, 0));
+  drop.train();
+  Tensor y = drop(x);
+  double zeros = ember::sum(ember::eq(y, 0.0).to(ember::kFloat32)).item<float>();
+  CHECK(zeros > 400);
+  CHECK(zeros < 600);
+}
+
+TEST_CASE("moving a module that registered members by reference is refused; owned submodules move") {
+  nn::Sequential seq;
+  REQUIRE_THROWS_WITH(seq.push_back(Net()), Catch::Contains("cannot move a Module: its submodule \"conv1\" was registered by reference"));
+  nn::Sequential inner;
+  inner.push_back(nn::Linear(3, 4));
+  inner.push_back(nn::ReLU());
+  seq.push_back(std::move(inner));
+  seq.push_back(std::make_shared<nn::Linear>(4, 2));
+  CHECK(seq(ember::randn({5, 3})).sizes() == ember::Shape{5, 2});
+  CHECK(seq.named_parameters()[0].first == "0.0.weight");
+  CHECK_THAT(seq.repr(), Catch::Contains("(0): Sequential(\n    (0): Linear(in_features=3, out_features=4, bias=True)"));
 }

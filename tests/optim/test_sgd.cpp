@@ -2,8 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include "core/autograd.h"
+#include "core/generator.h"
 #include "core/ops.h"
 #include "nn/checkpoint.h"
+#include "nn/layers.h"
 #include "optim/sgd.h"
 #include "optim/step_lr.h"
 
@@ -90,4 +92,84 @@ TEST_CASE("SGD rejects invalid options, and StepLR decays the learning rate ever
     seen.push_back(schedule.get_last_lr()[0]);
   }
   CHECK(seen == std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25});
+}
+
+namespace {
+
+struct TinyNet : ember::nn::Module {
+  ember::nn::Linear fc1{4, 3}, fc2{3, 2};
+  TinyNet() { register_modules({{"fc1", fc1}, {"fc2", fc2}}); }
+  Tensor forward(const Tensor& x) override { return fc2(ember::nn::functional::relu(fc1(x))); }
+};
+
+}  // namespace
+
+TEST_CASE("model.to() after the optimizer was built: the optimizer steps the moved parameters") {
+  ember::manual_seed(3);
+  TinyNet net;
+  SGD opt(net.parameters(), {.lr = 0.1, .momentum = 0.9});
+  Tensor x = ember::randn({5, 4});
+  auto train_step = [&](ember::DType dtype) {
+    opt.zero_grad();
+    ember::sum(net.forward(x.to(dtype))).backward();
+    opt.step();
+  };
+  train_step(ember::kFloat32);
+  CHECK(opt.momentum_buffer(0).dtype() == ember::kFloat32);
+  Tensor before = net.fc1.weight.detach().clone();
+  net.to(ember::kFloat64);  // the optimizer's handles are the same tensors, now float64
+  CHECK(opt.parameters()[0].dtype() == ember::kFloat64);
+  train_step(ember::kFloat64);
+  CHECK(opt.momentum_buffer(0).dtype() == ember::kFloat64);
+  CHECK(opt.momentum_buffer(0).device() == net.fc1.weight.device());
+  CHECK_FALSE(ember::allclose(net.fc1.weight.to(ember::kFloat32), before, 0, 0));
+  opt.to(ember::Device::cpu());
+  CHECK(opt.momentum_buffer(0).device().is_cpu());
+}
+
+TEST_CASE("parameter groups keep their own options; parameters without a gradient are left alone") {
+  Tensor a = ember::ones({2}).requires_grad_(), b = ember::ones({2}).requires_grad_(), c = ember::ones({2}).requires_grad_();
+  SGD opt({ember::optim::SGDParamGroup{{a}, {.lr = 0.1}}});
+  opt.add_param_group({{b, c}, {.lr = 1.0, .momentum = 0.5}});
+  REQUIRE(opt.param_groups().size() == 2);
+  ember::sum(ember::add(a, b)).backward();  // c gets no gradient
+  opt.step();
+  CHECK(ember::allclose(a.detach(), ember::full({2}, 0.9), 1e-6, 0));
+  CHECK(ember::allclose(b.detach(), ember::zeros({2}), 1e-6, 1e-6));
+  CHECK(ember::allclose(c.detach(), ember::ones({2}), 0, 0));
+  CHECK_FALSE(opt.momentum_buffer(0).defined());  // no momentum in group 0
+  CHECK(opt.momentum_buffer(1).defined());
+  CHECK_FALSE(opt.momentum_buffer(2).defined());  // never stepped
+  auto state = opt.state_dict();
+  CHECK(state.count("state.1.momentum_buffer") == 1);
+  CHECK(state.count("state.2.momentum_buffer") == 0);
+  CHECK(state.at("group.1.lr").item<double>() == 1.0);
+  REQUIRE_THROWS_WITH(opt.add_param_group({{ember::ones({1})}, {.lr = 0.1}}), Catch::Contains("requires grad"));
+}
+
+TEST_CASE("SGD::load_state_dict rejects bad state and then changes nothing") {
+  Tensor p = ember::ones({3}).requires_grad_();
+  SGD opt({p}, {.lr = 0.1, .momentum = 0.9});
+  ember::sum(p).backward();
+  opt.step();
+  Tensor buffer = opt.momentum_buffer(0).clone();
+  auto bad = opt.state_dict();
+  bad["group.0.lr"] = ember::tensor({0.7});
+  bad["state.0.momentum_buffer"] = ember::zeros({3});
+  bad["state.0.momentum_bufferx"] = ember::zeros({3});
+  REQUIRE_THROWS_WITH(opt.load_state_dict(bad), Catch::Contains("unexpected key \"state.0.momentum_bufferx\""));
+  REQUIRE_THROWS_WITH(opt.load_state_dict({{"state.1.momentum_buffer", ember::zeros({3})}}), Catch::Contains("names parameter 1 but there are 1"));
+  REQUIRE_THROWS_WITH(opt.load_state_dict({{"state.0.momentum_buffer", ember::zeros({4})}}), Catch::Contains("has shape [4] but parameter 0 is [3]"));
+  CHECK(opt.learning_rates()[0] == 0.1);
+  CHECK(ember::allclose(opt.momentum_buffer(0), buffer, 0, 0));
+}
+
+TEST_CASE("SGD rejects every invalid option as torch.optim.SGD does") {
+  Tensor p = ember::ones({1}).requires_grad_();
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = -0.1}), Catch::Contains("momentum must be >= 0"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .weight_decay = -1}), Catch::Contains("weight_decay must be >= 0"));
+  REQUIRE_THROWS_WITH(SGD({p}, {.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true}),
+                      Catch::Contains("requires momentum > 0 and dampening 0"));
+  Tensor nonleaf = ember::mul(p, 2.0);
+  REQUIRE_THROWS_WITH(SGD({nonleaf}, {.lr = 0.1}), Catch::Contains("leaf tensor"));
 }
