@@ -3,24 +3,14 @@
 #include <benchmark/benchmark.h>
 
 #include "ember.h"
+#include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using ember::examples::Net;
 
 namespace {
-
-struct Net : nn::Module {
-  nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
-  nn::MaxPool2d pool{2};
-  nn::Linear fc{320, 10};
-  Net() { register_modules({{"conv1", conv1}, {"conv2", conv2}, {"fc", fc}}); }
-  Tensor forward(const Tensor& input) override {
-    Tensor x = F::relu(pool(conv1(input)));
-    x = F::relu(pool(conv2(x)));
-    return fc(x.flatten(1));
-  }
-};
 
 Tensor labels(int64_t n) {
   return ember::div(ember::arange(static_cast<double>(n), {.dtype = ember::kFloat32}), n / 10.0 + 1).to(ember::kInt64);

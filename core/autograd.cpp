@@ -1,5 +1,6 @@
 #include "core/autograd.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <queue>
@@ -58,6 +59,7 @@ class AccumulateGrad final : public Node {
   std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) override {
     Tensor leaf(leaf_);
     const Tensor& incoming = grad_outputs[0];
+    if (!incoming.defined()) return {};  // every path into this leaf gave no gradient
     AutogradMeta& meta = meta_of(leaf_.get());
     EMBER_CHECK(incoming.sizes() == leaf.sizes(), "backward: the gradient of a leaf of shape ",
                 leaf.sizes(), " has shape ", incoming.sizes());
@@ -160,18 +162,10 @@ bool grad_mode_enabled() { return grad_mode; }
 void set_grad_mode_enabled(bool enabled) { grad_mode = enabled; }
 
 bool needs_grad(const std::vector<Tensor>& inputs) {
-  if (!grad_mode) return false;
-  for (const Tensor& t : inputs) {
-    if (t.requires_grad()) return true;
-  }
-  return false;
+  return grad_mode && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
 }
 bool needs_grad(std::initializer_list<Tensor> inputs) {
-  if (!grad_mode) return false;
-  for (const Tensor& t : inputs) {
-    if (t.requires_grad()) return true;
-  }
-  return false;
+  return grad_mode && std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.requires_grad(); });
 }
 
 SavedTensor::SavedTensor(const Tensor& tensor)

@@ -147,7 +147,8 @@ std::tuple<Tensor, Tensor> extremum_dim(const Tensor& a, int64_t dim, bool keepd
         if (d < dim) outer *= sizes[d];
         if (d > dim) inner *= sizes[d];
       }
-      const int64_t* idx = kept_indices.contiguous().data<int64_t>();
+      Tensor dense_indices = kept_indices.contiguous();  // held: idx points into it
+      const int64_t* idx = dense_indices.data<int64_t>();
       visit_floating(grad.dtype(), op, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* pg = grad.data<T>();

@@ -12,22 +12,11 @@
 #include <CLI/CLI.hpp>
 
 #include "ember.h"
+#include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;
 namespace F = ember::nn::functional;
-
-// The tutorial network (DESIGN.md): two conv + pool + relu blocks and a linear classifier.
-struct Net : nn::Module {
-  nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
-  nn::MaxPool2d pool{2};
-  nn::Linear fc{320, 10};
-  Net() { register_modules({{"conv1", conv1}, {"conv2", conv2}, {"fc", fc}}); }
-  ember::Tensor forward(const ember::Tensor& input) override {
-    ember::Tensor x = F::relu(pool(conv1(input)));
-    x = F::relu(pool(conv2(x)));
-    return fc(x.flatten(1));
-  }
-};
+using ember::examples::Net;
 
 struct Flags {
   std::string data = "data/mnist";

@@ -9,24 +9,14 @@
 #include "nn/checkpoint.h"
 #include "nn/init.h"
 #include "nn/layers.h"
+#include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using ember::examples::Net;
 
 namespace {
-
-struct Net : nn::Module {
-  nn::Conv2d conv1{1, 10, 5}, conv2{10, 20, 5};
-  nn::MaxPool2d pool{2};
-  nn::Linear fc{320, 10};
-  Net() { register_modules({{"conv1", conv1}, {"conv2", conv2}, {"fc", fc}}); }
-  Tensor forward(const Tensor& input) override {
-    Tensor x = F::relu(pool(conv1(input)));
-    x = F::relu(pool(conv2(x)));
-    return fc(x.flatten(1));
-  }
-};
 
 std::string fixture(const std::string& name) { return std::string(EMBER_FIXTURE_DIR) + "/" + name + ".safetensors"; }
 
