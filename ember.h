@@ -3,6 +3,7 @@
 
 #include "common/error.h"     // defines: ember::Error, ember::OutOfMemory
 #include "core/autograd.h"    // defines: NoGradGuard, autograd::backward
+#include "core/backend.h"     // defines: ember::set_backend, Backend
 #include "core/cuda/runtime.h"  // defines: ember::cuda::is_available, device_count, devices
 #include "core/device.h"      // defines: ember::Device
 #include "core/dtype.h"       // defines: ember::DType

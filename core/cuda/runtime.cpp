@@ -1,4 +1,5 @@
 // The CUDA runtime for a build with CUDA: device discovery, streams, the caching allocator.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -36,6 +37,8 @@ void check_device(int device, const char* op) {
   EMBER_CHECK(device >= 0 && device < device_count(), "cuda: ", op, ": device cuda:", device,
               " is not available (", device_count(), " CUDA devices found)");
 }
+
+std::atomic<bool> poison_allocations{false};
 
 std::mutex stream_mutex;
 std::unordered_map<int, cudaStream_t> streams;
@@ -89,6 +92,10 @@ class CachingAllocator {
     stats.allocated += size;
     stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
     live_[ptr] = Block{device, stream, size};
+    if (poison_allocations.load()) {
+      DeviceGuard guard(device);
+      EMBER_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, size, stream));
+    }
     return ptr;
   }
 
@@ -183,6 +190,8 @@ MemoryStats memory_stats(int device) {
 void empty_cache() {
   if (device_count() > 0) allocator().empty_cache();
 }
+
+void set_poison_allocations(bool enabled) { poison_allocations.store(enabled); }
 
 namespace detail {
 

@@ -37,6 +37,10 @@ MemoryStats memory_stats(int device = 0);
 // Returns every cached free block to the driver (cudaFree). Live tensors are unaffected.
 void empty_cache();
 
+// For tests: when on, every CUDA allocation is filled with 0xFF bytes (NaN as float32 and
+// float64) before it is handed out, so a kernel that leaves an output element unwritten fails.
+void set_poison_allocations(bool enabled);
+
 namespace detail {
 
 // Caching allocation of `nbytes` on `device`, for use on that device's current stream. On

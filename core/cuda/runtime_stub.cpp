@@ -17,6 +17,7 @@ std::vector<Device> devices() { return {}; }
 void synchronize(int) { no_cuda("synchronize"); }
 MemoryStats memory_stats(int) { no_cuda("memory_stats"); }
 void empty_cache() {}
+void set_poison_allocations(bool) {}
 
 namespace detail {
 void* allocate(size_t, int) { no_cuda("allocate"); }
