@@ -4,6 +4,7 @@
 #include "common/error.h"     // defines: ember::Error, ember::OutOfMemory
 #include "core/autograd.h"    // defines: NoGradGuard, autograd::backward
 #include "core/backend.h"     // defines: ember::set_backend, Backend
+#include "core/cuda/graph.h"    // defines: ember::cuda::Graph
 #include "core/cuda/runtime.h"  // defines: ember::cuda::is_available, device_count, devices
 #include "core/device.h"      // defines: ember::Device
 #include "core/dtype.h"       // defines: ember::DType
@@ -20,3 +21,5 @@
 #include "optim/sgd.h"        // defines: ember::optim::SGD
 #include "optim/step_lr.h"    // defines: ember::optim::StepLR
 #include "parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator
+#include "parallel/data_parallel.h"     // defines: ember::parallel::DataParallel, DataParallelOptions
+#include "parallel/distributed.h"       // defines: ember::parallel::init_distributed, Distributed

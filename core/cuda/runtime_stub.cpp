@@ -1,5 +1,6 @@
 // core/cuda/runtime.h for a build without CUDA (EMBER_CUDA=OFF or no nvcc): no devices.
 #include "common/error.h"
+#include "core/cuda/graph.h"
 #include "core/cuda/runtime.h"
 
 namespace ember::cuda {
@@ -18,6 +19,13 @@ void synchronize(int) { no_cuda("synchronize"); }
 MemoryStats memory_stats(int) { no_cuda("memory_stats"); }
 void empty_cache() {}
 void set_poison_allocations(bool) {}
+
+struct Graph::State {};
+Graph::Graph(int device) : device_(device) { no_cuda("Graph"); }
+Graph::~Graph() = default;
+void Graph::capture(const std::function<void()>&) { no_cuda("Graph::capture"); }
+void Graph::replay() { no_cuda("Graph::replay"); }
+bool Graph::captured() const { return false; }
 
 namespace detail {
 void* allocate(size_t, int) { no_cuda("allocate"); }

@@ -1,5 +1,6 @@
-// The current stream of each device, and a guard that switches the current device.
-// defines: ember::cuda::current_stream, set_current_stream, DeviceGuard
+// The current stream of each device, a guard that switches the current device, events, and the
+// allocator's hooks for CUDA graph capture. Only for code compiled with CUDA.
+// defines: ember::cuda::current_stream, set_current_stream, DeviceGuard, StreamGuard, Event
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,4 +24,52 @@ class DeviceGuard {
   int previous_ = 0;
 };
 
+// Makes `stream` the current stream of `device` for its scope.
+class StreamGuard {
+ public:
+  StreamGuard(int device, cudaStream_t stream) : device_(device), previous_(current_stream(device)) {
+    set_current_stream(device, stream);
+  }
+  ~StreamGuard() { set_current_stream(device_, previous_); }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  int device_;
+  cudaStream_t previous_;
+};
+
+// A CUDA event on one device: orders one stream after work queued on another without blocking
+// the host (record on the producer, wait on the consumer), and times work between two events.
+class Event {
+ public:
+  explicit Event(int device, bool timing = false);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void record(cudaStream_t stream);
+  void wait(cudaStream_t stream) const;  // later work on `stream` waits for the recorded point
+  void synchronize() const;              // the host waits
+  bool query() const;                    // true once the recorded work has finished
+  float elapsed_ms(const Event& later) const;  // both created with timing = true
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  int device_;
+  cudaEvent_t event_ = nullptr;
+};
+
+namespace detail {
+
+// CUDA graph capture support in the caching allocator (Note [Graphs and the allocator]).
+// While a capture on `stream` runs, blocks freed that belong to other streams are held back
+// instead of reused, because replays of the graph may still touch them.
+void begin_capture(int device, cudaStream_t stream);
+void end_capture(int device, cudaStream_t stream);
+// After the graph is destroyed: hands the held-back blocks and `stream`'s cached blocks back to
+// the device's default pool.
+void release_capture(int device, cudaStream_t stream);
+
+}  // namespace detail
 }  // namespace ember::cuda

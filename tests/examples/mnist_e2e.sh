@@ -10,7 +10,8 @@ if [[ ! -d $data ]]; then
 fi
 log=$(mktemp)
 trap 'rm -f "$log" "$log.csv" "$log.ckpt"' EXIT
-"$binary" --data "$data" --epochs 1 --lr 0.01 --momentum 0.5 --seed 1 --log "$log.csv" --save "$log.ckpt" | tee "$log"
+shift 2  # the rest are extra flags for ember-mnist (--device cuda)
+"$binary" "$@" --data "$data" --epochs 1 --lr 0.01 --momentum 0.5 --seed 1 --log "$log.csv" --save "$log.ckpt" | tee "$log"
 accuracy=$(sed -n 's/^final: .*test accuracy \([0-9.]*\)%.*/\1/p' "$log")
 [[ -n $accuracy ]] || { echo "mnist_e2e: no final line in the output"; exit 1; }
 [[ -s $log.csv && -s $log.ckpt ]] || { echo "mnist_e2e: --log or --save wrote nothing"; exit 1; }

@@ -1,0 +1,111 @@
+// The tutorial network trained on the GPU reaches the CPU's accuracy on mnist-10k, and a
+// checkpoint saved from the GPU model loads on the CPU and back.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "core/autograd.h"
+#include "core/cuda/runtime.h"
+#include "core/generator.h"
+#include "core/ops.h"
+#include "data/dataloader.h"
+#include "data/mnist.h"
+#include "examples/mnist/net.h"
+#include "nn/checkpoint.h"
+#include "nn/functional.h"
+#include "optim/sgd.h"
+
+using ember::Tensor;
+namespace F = ember::nn::functional;
+
+namespace {
+
+std::string mnist_dir() {
+  if (const char* dir = std::getenv("EMBER_MNIST_DIR")) return dir;
+  return std::string(EMBER_SOURCE_DIR) + "/../shared/data/mnist-10k";
+}
+
+// One epoch of the tutorial recipe on `device`; returns the test accuracy in percent.
+double train_one_epoch(ember::Device device) {
+  ember::manual_seed(1);
+  ember::examples::Net model;
+  model.to(device);
+  ember::optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
+  auto train = std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Train);
+  auto test = std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Test);
+  ember::data::DataLoader train_loader(train, {.batch_size = 64, .shuffle = true, .seed = 1,
+                                               .pin_memory = device.is_cuda()});
+  ember::data::DataLoader test_loader(test, {.batch_size = 1000});
+  train_loader.set_epoch(1);
+  for (auto [inputs, target] : train_loader) {
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(inputs.to(device)), target.to(device));
+    loss.backward();
+    opt.step();
+  }
+  for (const Tensor& p : model.parameters()) CHECK(p.device() == device);
+  ember::NoGradGuard no_grad;
+  int64_t correct = 0, count = 0;
+  for (auto [inputs, target] : test_loader) {
+    Tensor logits = model.forward(inputs.to(device));
+    correct += ember::eq(logits.argmax(1), target.to(device)).sum().item<int64_t>();
+    count += target.size(0);
+  }
+  return 100.0 * static_cast<double>(correct) / static_cast<double>(count);
+}
+
+}  // namespace
+
+TEST_CASE("the tutorial network trained on the GPU reaches the CPU's accuracy on mnist-10k", "[e2e]") {
+  if (!std::filesystem::exists(mnist_dir())) {
+    WARN("no MNIST data at " << mnist_dir() << ": set EMBER_MNIST_DIR");
+    return;
+  }
+  double cpu = train_one_epoch(ember::Device::cpu());
+  double gpu = train_one_epoch(ember::Device::cuda(0));
+  INFO("cpu " << cpu << "%, gpu " << gpu << "%");
+  CHECK(gpu >= 80.0);
+  CHECK(std::abs(gpu - cpu) < 1.5);  // same seed and data order; only summation order differs
+  auto stats = ember::cuda::memory_stats(0);
+  CHECK(stats.cache_hits > 100 * stats.device_allocations);  // the loop runs on cached blocks
+}
+
+TEST_CASE("a training loop stops calling cudaMalloc after its first step") {
+  ember::examples::Net model;
+  model.to(ember::Device::cuda(0));
+  ember::optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.9});
+  Tensor x = ember::randn({64, 1, 28, 28}).cuda();
+  Tensor y = ember::mul(ember::rand({64}), 10.0).to(ember::kInt64).cuda();
+  size_t after_first = 0;
+  for (int step = 0; step < 5; ++step) {
+    opt.zero_grad();
+    F::cross_entropy(model.forward(x), y).backward();
+    opt.step();
+    if (step == 0) after_first = ember::cuda::memory_stats(0).device_allocations;
+  }
+  CHECK(ember::cuda::memory_stats(0).device_allocations == after_first);
+}
+
+TEST_CASE("a checkpoint saved from the GPU model loads on the CPU and back") {
+  ember::examples::Net gpu_model;
+  gpu_model.to(ember::Device::cuda(0));
+  auto path = std::filesystem::temp_directory_path() / "ember_cuda_checkpoint.safetensors";
+  ember::save(gpu_model, path.string());
+  ember::examples::Net cpu_model;
+  ember::load(cpu_model, path.string());
+  auto saved = gpu_model.parameters(), loaded = cpu_model.parameters();
+  for (size_t i = 0; i < saved.size(); ++i) {
+    CHECK(loaded[i].device().is_cpu());
+    CHECK(ember::allclose(loaded[i].detach(), saved[i].detach().cpu(), 0, 0));
+  }
+  ember::examples::Net back;
+  back.to(ember::Device::cuda(0));
+  ember::load(back, path.string());
+  for (size_t i = 0; i < saved.size(); ++i) {
+    CHECK(back.parameters()[i].device() == ember::Device::cuda(0));
+    CHECK(ember::allclose(back.parameters()[i].detach().cpu(), saved[i].detach().cpu(), 0, 0));
+  }
+  std::filesystem::remove(path);
+}
