@@ -111,6 +111,9 @@ class Tensor {
   Tensor to(Device device, DType dtype) const;
   Tensor cpu() const { return to(Device::cpu()); }
   // A copy of this CPU tensor in page-locked memory (this when already pinned). Needs a GPU.
+  // Copies out of pinned memory to a GPU run asynchronously on the current stream (the next
+  // batch loads while this one trains); freeing the pinned tensor waits for them, but writing
+  // into it before cuda::synchronize() races with the copy, as in PyTorch's non_blocking=True.
   Tensor pin_memory() const;
   bool is_pinned() const { return storage()->is_pinned(); }
   Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
