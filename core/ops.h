@@ -1,4 +1,4 @@
-// Tensor arithmetic on the CPU (CUDA versions arrive with the CUDA backend), all differentiable.
+// Tensor arithmetic on the CPU and on CUDA (the same checks and errors on both), all differentiable.
 // defines: add sub mul div neg exp log sqrt pow abs, eq ne lt le gt ge, where, sum mean max min
 //          argmax argmin, matmul, sum_to, broadcast_shapes, operators, ember::detail::wrap_dim
 //

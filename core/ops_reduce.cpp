@@ -6,6 +6,10 @@
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "kernels/cpu/elementwise.h"
+#ifdef EMBER_WITH_CUDA
+#include "core/cuda/stream.h"
+#include "kernels/cuda/reduce.h"
+#endif
 
 namespace ember {
 
@@ -46,17 +50,57 @@ Tensor expand_reduced(const Tensor& grad, const Shape& sizes, const Shape& dims,
   return g.expand(sizes);
 }
 
-void check_cpu(const Tensor& a, const char* op) {
+void check_defined(const Tensor& a, const char* op) {
   EMBER_CHECK(a.defined(), op, ": called on an undefined tensor");
-  if (!a.device().is_cpu()) {
-    throw NotImplemented(detail::str(op, ": CUDA kernels for this op are not implemented yet; move "
-                                     "the tensors to the CPU with .cpu()"));
+}
+
+#ifdef EMBER_WITH_CUDA
+// a's dims split into the kept ones (outermost first: the order of a contiguous keepdim output)
+// and the reduced ones, each with a's strides.
+kernels::cuda::ReduceLoop reduce_loop(const Tensor& a, const Shape& dims) {
+  kernels::cuda::ReduceLoop loop;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    kernels::cpu::StridedLoop<1>& part = contains(dims, d) ? loop.reduced : loop.kept;
+    part.sizes.push_back(a.size(d));
+    part.strides[0].push_back(a.stride(d));
   }
+  return loop;
+}
+
+// Device scratch for a reduction kernel; undefined when it needs none.
+Tensor workspace_for(size_t bytes, Device device) {
+  if (bytes == 0) return Tensor();
+  return empty({static_cast<int64_t>(bytes)}, {.dtype = kUInt8, .device = device});
+}
+#else
+[[noreturn]] void no_cuda_build(const char* op) {
+  throw Error(detail::str(op, ": got a CUDA tensor, but this build of ember has no CUDA support "
+                          "(configured with EMBER_CUDA=OFF or without nvcc)"));
+}
+#endif
+
+// sum over `dims` of a CUDA tensor, keepdim shape.
+Tensor sum_cuda(const Tensor& a, const Shape& dims, DType out_dtype) {
+#ifdef EMBER_WITH_CUDA
+  Tensor out = empty(reduced_shape(a.sizes(), dims, true), {.dtype = out_dtype, .device = a.device()});
+  kernels::cuda::ReduceLoop loop = reduce_loop(a, dims);
+  int device = a.device().index();
+  cuda::DeviceGuard guard(device);
+  size_t bytes = kernels::cuda::sum_workspace_bytes(loop);
+  Tensor workspace = workspace_for(bytes, a.device());
+  kernels::cuda::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), static_cast<int>(a.dtype()), loop,
+                     workspace.defined() ? workspace.data_ptr() : nullptr, bytes, cuda::current_stream(device));
+  return out;
+#else
+  (void)dims, (void)out_dtype;
+  no_cuda_build("sum");
+#endif
 }
 
 // out (keepdim shape, zeroed) += a over `dims`; reduced dims are walked innermost so each run
 // accumulates in a wide register type.
 Tensor sum_kernel(const Tensor& a, const Shape& dims, DType out_dtype) {
+  if (a.is_cuda()) return sum_cuda(a, dims, out_dtype);
   Shape keep_shape = reduced_shape(a.sizes(), dims, true);
   Tensor out = zeros(keep_shape, {.dtype = out_dtype, .device = a.device()});
   Shape order;
@@ -97,6 +141,21 @@ std::tuple<Tensor, Tensor> extremum_kernel(const Tensor& a, int64_t dim, bool ta
   Shape keep_shape = reduced_shape(a.sizes(), {dim}, true);
   Tensor values = empty(keep_shape, {.dtype = a.dtype(), .device = a.device()});
   Tensor indices = empty(keep_shape, {.dtype = kInt64, .device = a.device()});
+  if (a.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+    kernels::cuda::ReduceLoop loop = reduce_loop(a, a.dim() == 0 ? Shape{} : Shape{dim});
+    int device = a.device().index();
+    cuda::DeviceGuard guard(device);
+    size_t bytes = kernels::cuda::extremum_workspace_bytes(loop, static_cast<int>(a.dtype()));
+    Tensor workspace = workspace_for(bytes, a.device());
+    kernels::cuda::extremum(take_max, values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), a.data_ptr(),
+                            static_cast<int>(a.dtype()), loop, workspace.defined() ? workspace.data_ptr() : nullptr,
+                            bytes, cuda::current_stream(device));
+    return {values, indices};
+#else
+    no_cuda_build(op);
+#endif
+  }
   int64_t length = a.dim() == 0 ? 1 : a.size(dim);
   int64_t step_in_dim = a.dim() == 0 ? 0 : a.stride(dim);
   kernels::cpu::StridedLoop<3> loop{keep_shape, {values.strides(), indices.strides(), a.strides()}};
@@ -126,8 +185,19 @@ std::tuple<Tensor, Tensor> extremum_kernel(const Tensor& a, int64_t dim, bool ta
   return {values, indices};
 }
 
+// The gradient of max / min over `dim`: g at each winner's position, zero elsewhere. On CUDA it
+// is composed from ops (positions == index, then where); the CPU scatters directly.
+Tensor extremum_backward(const Tensor& g_kept, const Tensor& kept_indices, const Shape& sizes, int64_t dim) {
+  int64_t length = sizes.empty() ? 1 : sizes[dim];
+  Shape position_shape(sizes.size(), 1);
+  if (!sizes.empty()) position_shape[dim] = length;
+  Tensor positions = arange(static_cast<double>(length), {.dtype = kInt64, .device = g_kept.device()}).reshape(position_shape);
+  Tensor zero = zeros({}, {.dtype = g_kept.dtype(), .device = g_kept.device()});
+  return where(eq(positions, kept_indices), g_kept, zero);  // broadcasts to `sizes`
+}
+
 std::tuple<Tensor, Tensor> extremum_dim(const Tensor& a, int64_t dim, bool keepdim, bool take_max, const char* op) {
-  check_cpu(a, op);
+  check_defined(a, op);
   dim = detail::wrap_dim(dim, a.dim(), op);
   auto [values, indices] = extremum_kernel(a.detach(), dim, take_max, op);
   if (!keepdim && a.dim() > 0) {
@@ -139,8 +209,9 @@ std::tuple<Tensor, Tensor> extremum_dim(const Tensor& a, int64_t dim, bool keepd
     Tensor kept_indices = keepdim || a.dim() == 0 ? indices : indices.unsqueeze(dim);
     autograd::record(op, {a}, {&values}, [=](const std::vector<Tensor>& g) {
       // Scatter each gradient to the position its value came from.
-      Tensor grad = zeros(sizes, {.dtype = g[0].dtype(), .device = g[0].device()});
       Tensor g_kept = keepdim || sizes.empty() ? g[0].contiguous() : g[0].unsqueeze(dim).contiguous();
+      if (g_kept.is_cuda()) return std::vector<Tensor>{extremum_backward(g_kept, kept_indices, sizes, dim)};
+      Tensor grad = zeros(sizes, {.dtype = g[0].dtype(), .device = g[0].device()});
       int64_t length = sizes.empty() ? 1 : sizes[dim];
       int64_t outer = 1, inner = 1;
       for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
@@ -165,7 +236,7 @@ std::tuple<Tensor, Tensor> extremum_dim(const Tensor& a, int64_t dim, bool keepd
 
 // max() / min() of every element; the gradient is shared evenly between ties (as PyTorch).
 Tensor extremum_all(const Tensor& a, bool take_max, const char* op) {
-  check_cpu(a, op);
+  check_defined(a, op);
   EMBER_CHECK(a.numel() > 0, op, ": cannot reduce an empty tensor of shape ", a.sizes());
   Tensor flat = a.detach().reshape({-1});
   Tensor value = std::get<0>(extremum_kernel(flat, 0, take_max, op)).reshape({});
@@ -183,7 +254,7 @@ Tensor extremum_all(const Tensor& a, bool take_max, const char* op) {
 }  // namespace
 
 Tensor sum(const Tensor& a, Shape dims, bool keepdim) {
-  check_cpu(a, "sum");
+  check_defined(a, "sum");
   Shape reduce = normalize_dims(dims, a.dim(), "sum");
   DType out_dtype = is_floating(a.dtype()) ? a.dtype() : kInt64;
   Tensor out = sum_kernel(a.detach(), reduce, out_dtype).reshape(reduced_shape(a.sizes(), reduce, keepdim));

@@ -378,30 +378,20 @@ bool same_dense_layout(const Tensor& a, const Tensor& b) {
   return a.is_contiguous() && b.is_contiguous() && a.dtype() == b.dtype() && a.sizes() == b.sizes();
 }
 
-#ifdef EMBER_WITH_CUDA
-kernels::cuda::StridedLayout layout_of(const Tensor& t) {
-  EMBER_CHECK(t.dim() <= kernels::cuda::kMaxDims, "copy_: CUDA copies support up to ",
-              kernels::cuda::kMaxDims, " dims, got ", t.dim());
-  kernels::cuda::StridedLayout layout;
-  layout.ndim = static_cast<int>(t.dim());
-  for (int d = 0; d < layout.ndim; ++d) {
-    layout.sizes[d] = t.size(d);
-    layout.strides[d] = t.stride(d);
-  }
-  return layout;
-}
-#endif
-
 // Copies between devices or on one GPU. Cross-device copies stage through a contiguous tensor
 // of the destination's dtype so that only dense bytes cross the bus.
 void copy_with_cuda(const Tensor& dst, const Tensor& src) {
   if (dst.device() == src.device()) {
 #ifdef EMBER_WITH_CUDA
     int device = dst.device().index();
-    kernels::cuda::copy_strided(dst.data_ptr(), layout_of(dst), static_cast<int>(dst.dtype()),
-                                src.data_ptr(), layout_of(src), static_cast<int>(src.dtype()),
-                                dst.numel(), cuda::current_stream(device));
+    cuda::DeviceGuard guard(device);
+    kernels::cpu::StridedLoop<2> loop{dst.sizes(), {dst.strides(), src.strides()}};
+    kernels::cuda::copy_cast(dst.data_ptr(), static_cast<int>(dst.dtype()), src.data_ptr(),
+                             static_cast<int>(src.dtype()), loop, cuda::current_stream(device));
     return;
+#else
+    throw Error(detail::str("copy_: got CUDA tensors, but this build of ember has no CUDA support "
+                            "(configured with EMBER_CUDA=OFF or without nvcc)"));
 #endif
   }
   if (same_dense_layout(dst, src)) {
