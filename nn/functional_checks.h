@@ -30,6 +30,12 @@ inline void check_same(const Tensor& a, const Tensor& b, const char* op, const c
                                           "the CPU (Device::cpu())"));
 }
 
+// The CUDA branch of an op in a build without CUDA (EMBER_CUDA=OFF).
+[[noreturn]] inline void cuda_not_built(const char* op) {
+  throw Error(ember::detail::str(op, ": this build of ember has no CUDA support; run on the CPU "
+                                 "(Device::cpu())"));
+}
+
 // Scratch memory for kernels, kept per thread and type and grown only when a call needs more,
 // so a training loop of fixed shapes stops allocating after its first step.
 template <class T>

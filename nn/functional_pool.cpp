@@ -3,8 +3,73 @@
 #include "kernels/cpu/pool.h"
 #include "nn/functional.h"
 #include "nn/functional_checks.h"
+#ifdef EMBER_WITH_CUDA
+#include "core/backend.h"
+#include "core/cuda/stream.h"
+#include "kernels/cuda/pool.h"
+#include "kernels/vendor/cudnn_pool.h"
+#endif
 
 namespace ember::nn::functional {
+
+using autograd::SavedTensor;
+
+#ifdef EMBER_WITH_CUDA
+namespace {
+
+// The CUDA half of max_pool2d, after the checks: `x` is the contiguous input, `out` its
+// allocated output. The backend is chosen once, at forward time: the hand-written kernels keep
+// the argmax for the backward, cuDNN's backward finds the max again from the saved x and y.
+Tensor max_pool2d_cuda(const Tensor& input, const Tensor& x, Tensor out, const kernels::cpu::Pool2dShape& s) {
+  constexpr const char* op = "max_pool2d";
+  const int device = x.device().index();
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = cuda::current_stream(device);
+  const bool vendor = backend() == Backend::Vendor;
+  Tensor argmax;
+  if (vendor) {
+    visit_floating(x.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      kernels::vendor::cudnn_max_pool2d_forward<T>(x.data<T>(), out.data<T>(), s, device, stream);
+    });
+  } else {
+    argmax = empty(out.sizes(), {.dtype = kInt64, .device = x.device()});
+    visit_floating(x.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      kernels::cuda::max_pool2d_forward<T>(x.data<T>(), out.data<T>(), argmax.data<int64_t>(), s, stream);
+    });
+  }
+  if (autograd::needs_grad({input})) {
+    Shape in_shape = input.sizes();
+    SavedTensor saved_x = vendor ? SavedTensor(x) : SavedTensor();
+    SavedTensor saved_out = vendor ? SavedTensor(out) : SavedTensor();
+    autograd::record(op, {input}, {&out}, [=](const std::vector<Tensor>& g) {
+      Tensor dy = g[0].contiguous();
+      Tensor dx = empty(in_shape, {.dtype = dy.dtype(), .device = dy.device()});
+      const int dev = dy.device().index();
+      cuda::DeviceGuard guard(dev);
+      cudaStream_t stream = cuda::current_stream(dev);
+      if (vendor) {
+        Tensor xs = saved_x.unpack("max_pool2d"), ys = saved_out.unpack("max_pool2d");
+        visit_floating(dy.dtype(), "max_pool2d", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          kernels::vendor::cudnn_max_pool2d_backward<T>(xs.data<T>(), ys.data<T>(), dy.data<T>(), dx.data<T>(), s,
+                                                        dev, stream);
+        });
+      } else {
+        visit_floating(dy.dtype(), "max_pool2d", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          kernels::cuda::max_pool2d_backward<T>(dy.data<T>(), argmax.data<int64_t>(), dx.data<T>(), s, stream);
+        });
+      }
+      return std::vector<Tensor>{dx};
+    });
+  }
+  return out;
+}
+
+}  // namespace
+#endif
 
 Tensor max_pool2d(const Tensor& input, int64_t kernel_size) {
   return max_pool2d(input, MaxPool2dOptions{.kernel_size = kernel_size});
@@ -31,10 +96,16 @@ Tensor max_pool2d(const Tensor& input, MaxPool2dOptions o) {
   EMBER_CHECK(s.in_h + 2 * o.padding >= o.kernel_size && s.in_w + 2 * o.padding >= o.kernel_size, op,
               ": kernel ", o.kernel_size, "x", o.kernel_size, " is larger than the padded input ",
               s.in_h + 2 * o.padding, "x", s.in_w + 2 * o.padding, " (input ", input.sizes(), ")");
-  if (!input.device().is_cpu()) detail::cuda_not_ready(op);
   Tensor x = input.detach().contiguous();
   Shape out_shape{s.batch, s.channels, s.out_h(), s.out_w()};
-  Tensor out = empty(out_shape, {.dtype = x.dtype()});
+  Tensor out = empty(out_shape, {.dtype = x.dtype(), .device = x.device()});
+  if (!x.device().is_cpu()) {
+#ifdef EMBER_WITH_CUDA
+    return max_pool2d_cuda(input, x, out, s);
+#else
+    detail::cuda_not_built(op);
+#endif
+  }
   Tensor argmax = empty(out_shape, {.dtype = kInt64});
   visit_floating(x.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;

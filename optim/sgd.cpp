@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "core/autograd.h"
 #include "kernels/cpu/sgd.h"
+#ifdef EMBER_WITH_CUDA
+#include "core/cuda/stream.h"
+#include "kernels/cuda/sgd.h"
+#endif
 
 namespace ember::optim {
 
@@ -32,6 +39,36 @@ std::optional<size_t> parse_index(const std::string& key, const std::string& pre
   if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
   return static_cast<size_t>(std::stoul(digits));
 }
+
+// One CUDA parameter waiting for its group's fused update.
+struct PendingUpdate {
+  Tensor param, grad, momentum;
+  size_t buffer_index = 0;
+  bool first_step = false;
+};
+
+#ifdef EMBER_WITH_CUDA
+// Updates `pending` (parameters of one device and dtype, one param group) with as few
+// kernel launches as the multi-tensor kernel allows.
+void cuda_update(const std::vector<PendingUpdate>& pending, const SGDOptions& o) {
+  const Device device = pending.front().param.device();
+  cuda::DeviceGuard guard(device.index());
+  cudaStream_t stream = cuda::current_stream(device.index());
+  kernels::cuda::SgdHyper hyper{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
+                                .weight_decay = o.weight_decay, .nesterov = o.nesterov};
+  visit_floating(pending.front().param.dtype(), "sgd", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<kernels::cuda::SgdTensor<T>> tensors;
+    tensors.reserve(pending.size());
+    for (const PendingUpdate& u : pending) {
+      tensors.push_back({.param = u.param.data<T>(), .grad = u.grad.data<T>(),
+                         .momentum_buffer = o.momentum != 0 ? u.momentum.data<T>() : nullptr,
+                         .numel = u.param.numel(), .first_step = u.first_step});
+    }
+    kernels::cuda::sgd_update_multi<T>(tensors.data(), tensors.size(), hyper, stream);
+  });
+}
+#endif
 
 }  // namespace
 
@@ -62,6 +99,8 @@ void SGD::step() {
   size_t index = 0;
   for (const SGDParamGroup& group : groups_) {
     const SGDOptions& o = group.options;
+    // CUDA parameters of this group, by device and dtype: each bucket is one fused update.
+    std::map<std::pair<int, int>, std::vector<PendingUpdate>> cuda_buckets;
     for (const Tensor& param : group.params) {
       Tensor& buffer = buffers_[index++];
       Tensor grad = param.grad();
@@ -74,17 +113,22 @@ void SGD::step() {
       if (buffer.defined() && (buffer.device() != param.device() || buffer.dtype() != param.dtype())) {
         buffer = buffer.to(param.device(), param.dtype());
       }
-      if (!param.device().is_cpu()) {
-        // Checked before any state is created, so a failed step leaves the optimizer as it was.
-        throw NotImplemented("sgd: CUDA update kernel not implemented yet (parameter on " +
-                             param.device().str() + "); train on the CPU for now");
-      }
       EMBER_CHECK(param.is_contiguous(), "SGD: parameters must be contiguous, got strides ", param.strides());
       const bool first_step = !buffer.defined();
       // A new buffer is kept only once the kernel has filled it (a first step initialises it).
       Tensor momentum = buffer;
       if (o.momentum != 0 && first_step) momentum = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
       Tensor g = grad.contiguous();
+      if (!param.device().is_cpu()) {
+#ifdef EMBER_WITH_CUDA
+        cuda_buckets[{param.device().index(), static_cast<int>(param.dtype())}].push_back(
+            {.param = param, .grad = g, .momentum = momentum, .buffer_index = index - 1, .first_step = first_step});
+        continue;
+#else
+        throw Error("SGD: parameter " + std::to_string(index - 1) + " is on " + param.device().str() +
+                    " but this build of ember has no CUDA support");
+#endif
+      }
       kernels::cpu::SgdStep update{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
                                    .weight_decay = o.weight_decay, .nesterov = o.nesterov, .first_step = first_step};
       visit_floating(param.dtype(), "sgd", [&](auto tag) {
@@ -95,6 +139,15 @@ void SGD::step() {
       param.storage()->bump_version();
       buffer = momentum;
     }
+#ifdef EMBER_WITH_CUDA
+    for (const auto& [key, pending] : cuda_buckets) {
+      cuda_update(pending, o);
+      for (const PendingUpdate& u : pending) {
+        u.param.storage()->bump_version();
+        buffers_[u.buffer_index] = u.momentum;
+      }
+    }
+#endif
   }
 }
 

@@ -24,10 +24,10 @@ struct SGDParamGroup {
 // The update, per parameter p with gradient g (torch.optim.SGD's rule):
 //   d = g + weight_decay·p;  if momentum: buf = (first step ? d : momentum·buf + (1 − dampening)·d),
 //   d = nesterov ? d + momentum·buf : buf;  p −= lr·d.
-// One kernel call per parameter. Momentum buffers live on each parameter's device, and follow
-// the parameter when the model was moved since the last step. A CUDA parameter throws
-// ember::NotImplemented until kernels::cuda has the update (its buffer has moved by then; nothing
-// else changes). Throws ember::Error for a gradient whose shape, dtype or device differs.
+// One kernel call per CPU parameter; the CUDA parameters of a group are updated together, one
+// fused multi-tensor kernel per (device, dtype) (kernels/cuda/sgd.h). Momentum buffers live on
+// each parameter's device, and follow the parameter when the model was moved since the last
+// step. Throws ember::Error for a gradient whose shape, dtype or device differs.
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options);

@@ -249,6 +249,13 @@ void synchronize(int device) {
   EMBER_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+bool is_capturing(int device) noexcept {
+  cudaStream_t stream = current_stream(device);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return stream != nullptr && cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+         status == cudaStreamCaptureStatusActive;
+}
+
 MemoryStats memory_stats(int device) {
   check_device(device, "memory_stats");
   return allocator().stats(device);

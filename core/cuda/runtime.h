@@ -24,6 +24,9 @@ std::vector<Device> devices();  // cuda:0 .. cuda:N-1
 // Waits for all work queued on `device` (all devices when -1).
 void synchronize(int device = -1);
 
+// True while a cuda::Graph is capturing `device`'s current stream: ops must not wait for the GPU.
+bool is_capturing(int device) noexcept;
+
 // The caching allocator's counters for one device, in bytes unless named otherwise.
 struct MemoryStats {
   size_t allocated = 0;       // held by live tensors

@@ -16,6 +16,7 @@ bool is_available() noexcept { return false; }
 int device_count() noexcept { return 0; }
 std::vector<Device> devices() { return {}; }
 void synchronize(int) { no_cuda("synchronize"); }
+bool is_capturing(int) noexcept { return false; }
 MemoryStats memory_stats(int) { no_cuda("memory_stats"); }
 void empty_cache() {}
 void set_poison_allocations(bool) {}

@@ -1,6 +1,8 @@
 // nn::Module::to(cuda) and the SGD state that follows its parameters onto the GPU.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "core/autograd.h"
 #include "core/ops.h"
 #include "nn/layers.h"
@@ -22,16 +24,35 @@ TEST_CASE("Module::to(cuda) keeps each parameter's handle and moves its gradient
   CHECK(handle.device().is_cpu());
 }
 
-TEST_CASE("SGD's momentum buffer follows a parameter moved to CUDA; the step says the kernel is missing") {
+TEST_CASE("SGD's momentum buffer follows a parameter moved to CUDA, and the CUDA step equals the CPU step") {
   ember::nn::Linear fc(4, 3);
-  ember::optim::SGD opt(fc.parameters(), {.lr = 0.1, .momentum = 0.9});
+  const ember::optim::SGDOptions options{.lr = 0.1, .momentum = 0.9, .weight_decay = 1e-3};
+  ember::optim::SGD opt(fc.parameters(), options);
   ember::sum(fc(ember::randn({2, 4}))).backward();
   opt.step();  // on the CPU: buffers created there
   REQUIRE(opt.momentum_buffer(0).device().is_cpu());
+  // The CPU reference for the second step: the same parameters, gradients and optimizer state.
+  std::vector<Tensor> reference;
+  for (const Tensor& p : fc.parameters()) {
+    Tensor r = p.detach().clone();
+    r.requires_grad_(true);
+    r.set_grad(p.grad().clone());
+    reference.push_back(r);
+  }
+  ember::optim::SGD reference_opt(reference, options);
+  reference_opt.load_state_dict(opt.state_dict());
+  reference_opt.step();
+
   fc.to(ember::Device::cuda(0));
-  // Replace this expectation with a numeric check against the CPU step when kernels::cuda::sgd_update lands.
-  REQUIRE_THROWS_WITH(opt.step(), Catch::Contains("sgd: CUDA update kernel not implemented yet"));
-  CHECK(opt.momentum_buffer(0).device() == ember::Device::cuda(0));
+  opt.step();  // on CUDA, the momentum buffers moved there first
+  const std::vector<Tensor> params = fc.parameters();
+  for (size_t k = 0; k < params.size(); ++k) {
+    INFO("parameter " << k);
+    CHECK(params[k].device() == ember::Device::cuda(0));
+    CHECK(opt.momentum_buffer(k).device() == ember::Device::cuda(0));
+    CHECK(ember::allclose(params[k].detach().cpu(), reference[k].detach(), 1e-6, 1e-7));
+    CHECK(ember::allclose(opt.momentum_buffer(k).cpu(), reference_opt.momentum_buffer(k), 1e-6, 1e-7));
+  }
   opt.to(ember::Device::cpu());
   CHECK(opt.momentum_buffer(0).device().is_cpu());
 }

@@ -1,0 +1,21 @@
+// Element-wise activations on one CUDA device, and their backward (the twins of kernels/cpu/activation.h).
+// defines: ember::kernels::cuda::relu_forward, relu_backward
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace ember::kernels::cuda {
+
+// y[i] = max(x[i], 0); NaN stays NaN (like PyTorch and the CPU kernel). x == y (in place) is
+// allowed. Requires device pointers on the stream's device; launches asynchronously on `stream`.
+// T is float or double. float uses 16-byte vector loads when x and y are both 16-byte aligned.
+template <class T>
+void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+
+// dx[i] = y[i] > 0 ? dy[i] : 0, with y the forward's output. dx may alias dy.
+template <class T>
+void relu_backward(const T* dy, const T* y, T* dx, int64_t n, cudaStream_t stream);
+
+}  // namespace ember::kernels::cuda

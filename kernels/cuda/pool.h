@@ -1,0 +1,29 @@
+// 2-D max pooling on NCHW tensors on one CUDA device (the twin of kernels/cpu/pool.h), and its backward.
+// defines: ember::kernels::cuda::max_pool2d_forward, max_pool2d_backward
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cpu/pool.h"  // Pool2dShape: plain geometry, shared by both devices
+
+namespace ember::kernels::cuda {
+
+using kernels::cpu::Pool2dShape;
+
+// y = the max of each window; argmax = its index ih * in_w + iw within the input plane.
+// Requires what kernels::cpu::max_pool2d_forward requires, with device pointers on the stream's
+// device. Guarantees the CPU kernel's conventions: padding counts as -inf, a NaN in a window is
+// its max (the last NaN's index), ties keep the first index in row-major window order.
+template <class T>
+void max_pool2d_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s, cudaStream_t stream);
+
+// dx[plane][i] = sum of dy over the outputs of that plane whose argmax is i (overlapping windows
+// accumulate). Requires argmax from max_pool2d_forward on the same shape. Guarantees: overwrites
+// dx; deterministic, no atomics (each input element gathers from the windows that contain it,
+// in output order, as the CPU kernel sums).
+template <class T>
+void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s, cudaStream_t stream);
+
+}  // namespace ember::kernels::cuda
