@@ -1,8 +1,16 @@
-// matmul: 1-D, 2-D and batched 3-D products on ember's GEMM kernel, and its gradient.
+// matmul: 1-D, 2-D and batched 3-D products on ember's GEMM kernels (CPU, CUDA hand-written or
+// cuBLAS by ember::backend()), and its gradient.
 #include "common/error.h"
 #include "core/autograd.h"
+#include "core/backend.h"
 #include "core/ops.h"
 #include "kernels/cpu/gemm.h"
+
+#ifdef EMBER_WITH_CUDA
+#include "core/cuda/stream.h"
+#include "kernels/cuda/gemm.h"
+#include "kernels/vendor/cublas_gemm.h"
+#endif
 
 namespace ember {
 
@@ -40,6 +48,21 @@ Tensor batched_product(const Tensor& a, const Tensor& b) {
     const T* px = static_cast<const T*>(x.data_ptr());
     const T* py = static_cast<const T*>(y.data_ptr());
     T* po = out.data<T>();
+    if (out.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+      // One launch for the whole batch; a broadcast operand has batch stride 0.
+      const int device = out.device().index();
+      cuda::DeviceGuard guard(device);
+      cudaStream_t stream = cuda::current_stream(device);
+      auto gemm = backend() == Backend::Vendor ? &kernels::vendor::gemm_batched<T>
+                                               : &kernels::cuda::gemm_batched<T>;
+      gemm(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py, gb.ld, y.stride(0), T(0),
+           po, std::max<int64_t>(n, 1), m * n, batch, stream);
+      return;
+#else
+      throw Error("matmul: this build of ember has no CUDA support; run on the CPU (Device::cpu())");
+#endif
+    }
     for (int64_t i = 0; i < batch; ++i) {
       kernels::cpu::gemm<T>(ga.transposed, gb.transposed, m, n, k, T(1), px + i * x.stride(0), ga.ld,
                             py + i * y.stride(0), gb.ld, T(0), po + i * m * n, std::max<int64_t>(n, 1));
@@ -64,10 +87,6 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: shapes ", a.sizes(), " and ", b.sizes(),
               " cannot be multiplied (", a.size(-1), " != ", b.size(-2), ")");
-  if (!a.device().is_cpu()) {
-    throw NotImplemented("matmul: CUDA kernels for this op are not implemented yet; move the "
-                         "tensors to the CPU with .cpu()");
-  }
   int64_t batch = std::max(a.dim() == 3 ? a.size(0) : 1, b.dim() == 3 ? b.size(0) : 1);
   EMBER_CHECK((a.dim() < 3 || a.size(0) == batch || a.size(0) == 1) &&
               (b.dim() < 3 || b.size(0) == batch || b.size(0) == 1),
@@ -84,7 +103,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       Tensor p = saved_a.unpack("matmul"), q = saved_b.unpack("matmul");
       Tensor ga, gb;
       if (need_a) ga = sum_to(matmul(g[0], q.transpose(-1, -2)), p.sizes());
-      if (need_b) gb = sum_to(matmul(p.transpose(-1, -2), g[0]), q.sizes());
+      if (need_b && p.dim() == 3 && q.dim() == 2) {
+        // 3-D @ 2-D: the weight's gradient sums p[i]^T g[i] over the batch, which is one 2-D
+        // product of the batch-flattened operands (no per-batch products, no reduction).
+        gb = matmul(p.reshape({-1, p.size(-1)}).transpose(0, 1), g[0].reshape({-1, g[0].size(-1)}));
+      } else if (need_b) {
+        gb = sum_to(matmul(p.transpose(-1, -2), g[0]), q.sizes());
+      }
       return std::vector<Tensor>{ga, gb};
     });
   }

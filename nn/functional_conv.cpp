@@ -1,8 +1,16 @@
-// conv2d: checks, dispatch to kernels/cpu/conv2d, and its backward node.
+// conv2d: checks, dispatch to kernels/cpu/conv2d or (CUDA) kernels/cuda/conv2d or cuDNN by
+// ember::backend(), and its backward node.
 #include "core/autograd.h"
+#include "core/backend.h"
 #include "kernels/cpu/conv2d.h"
 #include "nn/functional.h"
 #include "nn/functional_checks.h"
+
+#ifdef EMBER_WITH_CUDA
+#include "core/cuda/stream.h"
+#include "kernels/cuda/conv2d.h"
+#include "kernels/vendor/cudnn_conv.h"
+#endif
 
 namespace ember::nn::functional {
 
@@ -47,6 +55,73 @@ Conv2dShape conv_shape(const Tensor& input, const Tensor& weight, const Conv2dOp
   return s;
 }
 
+#ifdef EMBER_WITH_CUDA
+// A device buffer of `bytes` for a kernel's workspace (the caching allocator makes it cheap).
+Tensor cuda_workspace(size_t bytes, Device device) {
+  return empty({static_cast<int64_t>(bytes)}, {.dtype = kUInt8, .device = device});
+}
+
+// y = conv(x, w) + b on CUDA; x, w, b contiguous, y allocated.
+void conv2d_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& y,
+                         const Conv2dShape& s) {
+  const int device = x.device().index();
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = cuda::current_stream(device);
+  visit_floating(x.dtype(), "conv2d", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pb = b.defined() ? b.data<T>() : nullptr;
+    if (backend() == Backend::Vendor) {
+      size_t bytes = kernels::vendor::conv2d_forward_workspace<T>(s, stream);
+      Tensor ws = cuda_workspace(bytes, x.device());
+      kernels::vendor::conv2d_forward<T>(x.data<T>(), w.data<T>(), pb, y.data<T>(), s, ws.data_ptr(), bytes,
+                                         stream);
+    } else {
+      kernels::cuda::conv2d_forward<T>(x.data<T>(), w.data<T>(), pb, y.data<T>(), s, stream);
+    }
+  });
+}
+
+// dx (when need_x) and dw, db (when need_wb; db only when has_bias) on CUDA.
+void conv2d_backward_cuda(const Tensor& dy, const Tensor& xs, const Tensor& ws, const Conv2dShape& s,
+                          bool need_x, bool need_wb, bool has_bias, Tensor& dx, Tensor& dw, Tensor& db) {
+  const int device = xs.device().index();
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = cuda::current_stream(device);
+  const TensorOptions options{.dtype = xs.dtype(), .device = xs.device()};
+  const bool vendor = backend() == Backend::Vendor;
+  visit_floating(xs.dtype(), "conv2d", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (need_x) {
+      dx = empty(xs.sizes(), options);
+      if (vendor) {
+        size_t bytes = kernels::vendor::conv2d_backward_input_workspace<T>(s, stream);
+        Tensor space = cuda_workspace(bytes, xs.device());
+        kernels::vendor::conv2d_backward_input<T>(dy.data<T>(), ws.data<T>(), dx.data<T>(), s, space.data_ptr(),
+                                                  bytes, stream);
+      } else {
+        kernels::cuda::conv2d_backward_input<T>(dy.data<T>(), ws.data<T>(), dx.data<T>(), s, stream);
+      }
+    }
+    if (need_wb) {
+      dw = empty(ws.sizes(), options);
+      if (has_bias) db = empty({s.out_channels}, options);
+      T* pdb = has_bias ? db.data<T>() : nullptr;
+      if (vendor) {
+        size_t bytes = kernels::vendor::conv2d_backward_weight_workspace<T>(s, stream);
+        Tensor space = cuda_workspace(bytes, xs.device());
+        kernels::vendor::conv2d_backward_weight<T>(dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s,
+                                                   space.data_ptr(), bytes, stream);
+      } else {
+        int64_t elements = kernels::cuda::conv2d_backward_weight_workspace(s);
+        Tensor space = elements > 0 ? empty({elements}, options) : Tensor();
+        kernels::cuda::conv2d_backward_weight<T>(dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s,
+                                                 elements > 0 ? space.data<T>() : nullptr, stream);
+      }
+    }
+  });
+}
+#endif
+
 }  // namespace
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Conv2dOptions options) {
@@ -56,16 +131,24 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Con
     EMBER_CHECK(bias.dim() == 1 && bias.size(0) == s.out_channels, "conv2d: bias must be [",
                 s.out_channels, "] to match weight ", weight.sizes(), ", got ", bias.sizes());
   }
-  if (!input.device().is_cpu()) detail::cuda_not_ready("conv2d");
   Tensor x = input.detach().contiguous(), w = weight.detach().contiguous();
   Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
-  Tensor out = empty({s.batch, s.out_channels, s.out_h(), s.out_w()}, {.dtype = x.dtype()});
-  visit_floating(x.dtype(), "conv2d", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    kernels::cpu::conv2d_forward<T>(x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr,
-                                    out.data<T>(), s,
-                                    detail::workspace<T>(kernels::cpu::conv2d_forward_workspace(s)));
-  });
+  Tensor out = empty({s.batch, s.out_channels, s.out_h(), s.out_w()},
+                     {.dtype = x.dtype(), .device = x.device()});
+  if (x.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+    conv2d_forward_cuda(x, w, b, out, s);
+#else
+    detail::cuda_not_built("conv2d");
+#endif
+  } else {
+    visit_floating(x.dtype(), "conv2d", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      kernels::cpu::conv2d_forward<T>(x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr,
+                                      out.data<T>(), s,
+                                      detail::workspace<T>(kernels::cpu::conv2d_forward_workspace(s)));
+    });
+  }
   if (autograd::needs_grad({input, weight, bias})) {
     SavedTensor saved_x(x), saved_w(w);
     bool need_x = input.requires_grad(), need_w = weight.requires_grad();
@@ -74,6 +157,14 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Con
       Tensor xs = saved_x.unpack("conv2d"), ws = saved_w.unpack("conv2d");
       Tensor dy = g[0].contiguous();
       Tensor dx, dw, db;
+      if (xs.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+        conv2d_backward_cuda(dy, xs, ws, s, need_x, need_w || need_b, has_bias, dx, dw, db);
+#else
+        detail::cuda_not_built("conv2d");
+#endif
+        return std::vector<Tensor>{dx, need_w ? dw : Tensor(), need_b ? db : Tensor()};
+      }
       visit_floating(xs.dtype(), "conv2d", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (need_x) {

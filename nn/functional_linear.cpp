@@ -1,12 +1,76 @@
-// linear (x·Wᵀ + b) on the packed GEMM kernel, and its backward node.
+// linear (x·Wᵀ + b) on the GEMM kernels (CPU; CUDA hand-written or cuBLAS), and its backward node.
 #include "core/autograd.h"
+#include "core/backend.h"
 #include "kernels/cpu/gemm.h"
 #include "nn/functional.h"
 #include "nn/functional_checks.h"
 
+#ifdef EMBER_WITH_CUDA
+#include "core/cuda/stream.h"
+#include "kernels/cuda/gemm.h"
+#include "kernels/vendor/cublas_gemm.h"
+#endif
+
 namespace ember::nn::functional {
 
 using autograd::SavedTensor;
+
+namespace {
+
+#ifdef EMBER_WITH_CUDA
+// The GEMM linear runs on CUDA: hand-written or cuBLAS, by ember::backend().
+template <class T>
+auto cuda_gemm() {
+  return backend() == Backend::Vendor ? &kernels::vendor::gemm<T> : &kernels::cuda::gemm<T>;
+}
+
+// out = x·Wᵀ (+ b), x [rows, in] and w [out, in] contiguous on one CUDA device.
+Tensor linear_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& b) {
+  const int64_t rows = x.size(0), in_features = x.size(1), out_features = w.size(0);
+  Tensor out = empty({rows, out_features}, {.dtype = x.dtype(), .device = x.device()});
+  const int device = x.device().index();
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = cuda::current_stream(device);
+  visit_floating(x.dtype(), "linear", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* y = out.data<T>();
+    if (b.defined()) kernels::cuda::broadcast_rows<T>(b.data<T>(), rows, out_features, y, stream);
+    cuda_gemm<T>()(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features, w.data<T>(),
+                   in_features, b.defined() ? T(1) : T(0), y, out_features, stream);
+  });
+  return out;
+}
+
+// dx = dy·W, dW = dyᵀ·x, db = column sums of dy (each only when asked for).
+void linear_backward_cuda(const Tensor& dy, const Tensor& xs, const Tensor& ws, bool need_x, bool need_w,
+                          bool need_b, Tensor& dx, Tensor& dw, Tensor& db) {
+  const int64_t rows = xs.size(0), in_features = xs.size(1), out_features = ws.size(0);
+  const TensorOptions options{.dtype = xs.dtype(), .device = xs.device()};
+  const int device = xs.device().index();
+  cuda::DeviceGuard guard(device);
+  cudaStream_t stream = cuda::current_stream(device);
+  visit_floating(xs.dtype(), "linear", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto gemm = cuda_gemm<T>();
+    if (need_x) {
+      dx = empty({rows, in_features}, options);
+      gemm(false, false, rows, in_features, out_features, T(1), dy.data<T>(), out_features, ws.data<T>(),
+           in_features, T(0), dx.data<T>(), in_features, stream);
+    }
+    if (need_w) {
+      dw = empty({out_features, in_features}, options);
+      gemm(true, false, out_features, in_features, rows, T(1), dy.data<T>(), out_features, xs.data<T>(),
+           in_features, T(0), dw.data<T>(), in_features, stream);
+    }
+    if (need_b) {
+      db = empty({out_features}, options);
+      kernels::cuda::column_sums<T>(dy.data<T>(), rows, out_features, db.data<T>(), stream);
+    }
+  });
+}
+#endif
+
+}  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   constexpr const char* op = "linear";
@@ -30,22 +94,30 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     out_shape.back() = out_features;
     return linear(input.reshape({-1, in_features}), weight, bias).reshape(out_shape);
   }
-  if (!input.device().is_cpu()) detail::cuda_not_ready(op);
   Tensor x = input.detach().contiguous(), w = weight.detach().contiguous();
   Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
   const int64_t rows = x.size(0);
-  Tensor out = empty({rows, out_features}, {.dtype = x.dtype()});
-  visit_floating(x.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* y = out.data<T>();
-    if (b.defined()) {  // y = broadcast(b), then y += x·Wᵀ
-      const T* pb = b.data<T>();
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < out_features; ++j) y[r * out_features + j] = pb[j];
-    }
-    kernels::cpu::gemm<T>(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features,
-                          w.data<T>(), in_features, b.defined() ? T(1) : T(0), y, out_features);
-  });
+  Tensor out;
+  if (x.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+    out = linear_forward_cuda(x, w, b);
+#else
+    detail::cuda_not_built(op);
+#endif
+  } else {
+    out = empty({rows, out_features}, {.dtype = x.dtype()});
+    visit_floating(x.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* y = out.data<T>();
+      if (b.defined()) {  // y = broadcast(b), then y += x·Wᵀ
+        const T* pb = b.data<T>();
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < out_features; ++j) y[r * out_features + j] = pb[j];
+      }
+      kernels::cpu::gemm<T>(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features,
+                            w.data<T>(), in_features, b.defined() ? T(1) : T(0), y, out_features);
+    });
+  }
   if (autograd::needs_grad({input, weight, bias})) {
     SavedTensor saved_x(x), saved_w(w);
     bool need_x = input.requires_grad(), need_w = weight.requires_grad();
@@ -54,6 +126,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
       Tensor xs = saved_x.unpack("linear"), ws = saved_w.unpack("linear");
       Tensor dy = g[0].contiguous();
       Tensor dx, dw, db;
+      if (xs.is_cuda()) {
+#ifdef EMBER_WITH_CUDA
+        linear_backward_cuda(dy, xs, ws, need_x, need_w, need_b, dx, dw, db);
+#else
+        detail::cuda_not_built("linear");
+#endif
+        return std::vector<Tensor>{dx, dw, db};
+      }
       visit_floating(xs.dtype(), "linear", [&](auto tag) {
         using T = typename decltype(tag)::type;
         if (need_x) {  // dx = dy·W

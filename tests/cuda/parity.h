@@ -18,6 +18,7 @@
 #include "core/autograd.h"
 #include "core/backend.h"
 #include "core/cuda/runtime.h"
+#include "core/generator.h"
 #include "core/ops.h"
 #include "core/tensor.h"
 
