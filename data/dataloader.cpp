@@ -120,11 +120,19 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
   EMBER_CHECK(dataset_ != nullptr, "DataLoader: dataset is null");
   EMBER_CHECK(options_.batch_size > 0, "DataLoader: batch_size must be positive, got ", options_.batch_size);
   EMBER_CHECK(options_.num_workers >= 0, "DataLoader: num_workers must be >= 0, got ", options_.num_workers);
+  const DistributedSampler& d = options_.distributed;
+  EMBER_CHECK(d.num_replicas >= 1 && d.rank >= 0 && d.rank < d.num_replicas, "DataLoader: distributed rank ", d.rank,
+              " is out of range for ", d.num_replicas, " replicas");
+  EMBER_CHECK(options_.batch_size >= d.num_replicas, "DataLoader: batch_size ", options_.batch_size,
+              " is smaller than the ", d.num_replicas, " distributed replicas sharing each batch");
 }
 
 size_t DataLoader::size() const {
   int64_t n = dataset_->size(), b = options_.batch_size;
-  return static_cast<size_t>(options_.drop_last ? n / b : (n + b - 1) / b);
+  int64_t batches = options_.drop_last ? n / b : (n + b - 1) / b;
+  // A last batch too small to give every distributed replica a row is dropped.
+  if (batches > 0 && n - (batches - 1) * b < options_.distributed.num_replicas) --batches;
+  return static_cast<size_t>(batches);
 }
 
 DataLoader::Iterator DataLoader::begin() {
@@ -144,6 +152,7 @@ DataLoader::Iterator DataLoader::begin() {
     batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(first),
                          order.begin() + static_cast<std::ptrdiff_t>(last));
   }
+  if (options_.distributed.num_replicas > 1) batches = shard_batches(batches, options_.distributed);
   // Pinned memory only helps (and only exists) with a GPU; without one the option does nothing.
   const bool pin = options_.pin_memory && cuda::is_available();
   return Iterator(std::make_shared<Epoch>(dataset_, std::move(batches), options_.num_workers, pin), 0);

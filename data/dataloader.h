@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "data/dataset.h"
+#include "data/distributed_sampler.h"
 
 namespace ember::data {
 
@@ -19,6 +20,7 @@ struct DataLoaderOptions {
   int num_workers = 0;      // >= 0; 0: batches are made on the iterating thread
   uint64_t seed = 0;        // with the epoch, seeds the shuffle
   bool pin_memory = false;  // batches in page-locked memory, for fast copies to a GPU; a no-op without one
+  DistributedSampler distributed = {};  // this rank's rows of every batch (data/distributed_sampler.h)
 };
 
 // One batch; works with structured bindings: for (auto [inputs, target] : loader).

@@ -9,6 +9,12 @@ CpuCommunicator::CpuCommunicator(int world_size) : world_size_(world_size), publ
   EMBER_CHECK(world_size >= 1, "CpuCommunicator: world_size must be at least 1, got ", world_size);
 }
 
+std::vector<int> CpuCommunicator::local_ranks() const {
+  std::vector<int> ranks(world_size_);
+  for (int r = 0; r < world_size_; ++r) ranks[r] = r;
+  return ranks;
+}
+
 void CpuCommunicator::check_rank(int rank, const char* op) const {
   EMBER_CHECK(rank >= 0 && rank < world_size_, op, ": rank ", rank, " is out of range for world size ",
               world_size_);
@@ -52,14 +58,20 @@ void check_matching(const std::vector<std::vector<Tensor>*>& published, const ch
 
 void CpuCommunicator::all_reduce(int rank, std::vector<Tensor>& tensors, ReduceOp op) {
   check_rank(rank, "all_reduce");
-  for (const Tensor& t : tensors) {
-    EMBER_CHECK(t.device().is_cpu() && t.is_contiguous(), "all_reduce: CpuCommunicator needs contiguous "
-                "CPU tensors, got one on ", t.device(), t.is_contiguous() ? "" : " (non-contiguous)");
-    EMBER_CHECK(is_floating(t.dtype()), "all_reduce: expected floating tensors, got ", dtype_name(t.dtype()));
-  }
   published_[rank] = &tensors;
   wait_for_all();
-  check_matching(published_, "all_reduce");  // on every rank, so that all of them throw together
+  // Every rank checks every rank's tensors, so that a bad tensor on one rank makes all of them
+  // throw together instead of leaving the others waiting at the next barrier.
+  for (size_t r = 0; r < published_.size(); ++r) {
+    for (const Tensor& t : *published_[r]) {
+      EMBER_CHECK(t.defined() && t.device().is_cpu() && t.is_contiguous(), "all_reduce: CpuCommunicator needs "
+                  "contiguous CPU tensors, rank ", r, " passed ", !t.defined() ? "an undefined one" :
+                  t.device().is_cpu() ? "a non-contiguous one" : "one on " + t.device().str());
+      EMBER_CHECK(is_floating(t.dtype()), "all_reduce: expected floating tensors, got ", dtype_name(t.dtype()),
+                  " on rank ", r);
+    }
+  }
+  check_matching(published_, "all_reduce");
   // Each rank reduces the elements [begin, end) of every tensor into a scratch copy, then all ranks
   // wait, then each copies its slice's result into every rank's tensor.
   std::vector<std::vector<double>> partial(tensors.size());

@@ -20,6 +20,8 @@ class CpuCommunicator final : public Communicator {
   explicit CpuCommunicator(int world_size);
 
   int world_size() const override { return world_size_; }
+  std::vector<int> local_ranks() const override;
+  using Communicator::all_reduce;
   void all_reduce(int rank, std::vector<Tensor>& tensors, ReduceOp op = ReduceOp::Sum) override;
   void broadcast(int rank, std::vector<Tensor>& tensors, int root = 0) override;
   void barrier(int rank) override;
