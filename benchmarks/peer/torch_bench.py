@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""The peer side of ember-bench: the same cases in PyTorch, printed as JSON lines
-{"name": ..., "threads": ..., "value": ..., "unit": ...}. Run with Debian's python3-torch.
+"""The Python PyTorch peer of ember-bench: the same cases, printed as JSON lines
+{"peer": "pytorch-python", "torch": ..., "name": ..., "threads": ..., "device": ..., "value": ..., "unit": ...}.
+Case names match ember-bench's "<op>/<case>" so scripts/bench.py can pair them.
 
-  /usr/bin/python3 benchmarks/peer/torch_bench.py --threads 2 --repeats 3
+  /usr/bin/python3 benchmarks/peer/torch_bench.py --threads 2 --min-time 0.5     # Debian's torch, CPU
+  python3 benchmarks/peer/torch_bench.py --device cuda                           # a GPU machine's torch
 """
 import argparse
 import json
@@ -25,81 +27,144 @@ class Net(nn.Module):
         return self.fc(x.flatten(1))
 
 
-def timed(fn, min_time=0.5):
-    fn()
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < min_time:
+class Bench:
+    def __init__(self, device, min_time):
+        self.device, self.min_time = torch.device(device), min_time
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def timed(self, fn, min_time=None):
+        """Seconds per call: one warm-up call, then as many as fit in min_time (device synchronised)."""
+        min_time = self.min_time if min_time is None else min_time
         fn()
-        n += 1
-    return (time.perf_counter() - start) / n
+        self.sync()
+        n, start = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            self.sync()
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                return elapsed / n
+
+    def backward_only(self, forward, dy, min_time):
+        """Seconds per backward() alone, the forward run outside the timed part (as ember-bench)."""
+        total, n = 0.0, 0
+        while total < min_time or n < 2:
+            y = forward()
+            self.sync()
+            t0 = time.perf_counter()
+            y.backward(dy)
+            self.sync()
+            total += time.perf_counter() - t0
+            n += 1
+        return total / n
+
+    def randn(self, *shape, **kw):
+        return torch.randn(*shape, device=self.device, **kw)
 
 
-def train_step(batch):
-    torch.manual_seed(0)
-    model = Net()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
-    x, target = torch.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,))
+def end_to_end(b):
+    out = {}
+    for batch in (64, 256):
+        torch.manual_seed(0)
+        model = Net().to(b.device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+        x, target = b.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,), device=b.device)
 
-    def step():
-        opt.zero_grad()
-        F.cross_entropy(model(x), target).backward()
-        opt.step()
-    return batch / timed(step)
-
-
-def inference():
-    model = Net().eval()
-    x = torch.randn(1000, 1, 28, 28)
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(x), target).backward()
+            opt.step()
+        out[f"train_step/{batch}"] = (batch / b.timed(step), "samples/s")
+    model = Net().to(b.device).eval()
+    x = b.randn(1000, 1, 28, 28)
     with torch.no_grad():
-        return 1000 / timed(lambda: model(x))
+        out["inference/1000"] = (1000 / b.timed(lambda: model(x)), "samples/s")
+    for n in (1024, 4096) if b.device.type == "cuda" else (1024,):
+        a, c = b.randn(n, n), b.randn(n, n)
+        out[f"sgemm/{n}"] = (2 * n ** 3 / b.timed(lambda: a @ c) * 1e-9, "GFLOP/s")
+    return out
 
 
-def op_cases():
-    """The op cases of benchmarks/bench_cpu_ops.cpp, as microseconds per call."""
-    cases = {}
-    for i, (n, c, h, k, r) in enumerate([(64, 1, 28, 10, 5), (64, 10, 12, 20, 5)]):
-        x, w, b = torch.randn(n, c, h, h), torch.randn(k, c, r, r), torch.randn(k)
-        cases[f"conv2d/{i}/forward"] = lambda x=x, w=w, b=b: F.conv2d(x, w, b)
+def op_cases(b):
+    """The op cases of benchmarks/bench_ops.cpp, as microseconds per call."""
+    t = b.min_time / 4
+    out = {}
+    for name, (n, c, h, k, r) in {"conv1": (64, 1, 28, 10, 5), "conv2": (64, 10, 12, 20, 5)}.items():
+        x, w, bias = b.randn(n, c, h, h), b.randn(k, c, r, r), b.randn(k)
+        out[f"conv2d/{name}/forward"] = b.timed(lambda: F.conv2d(x, w, bias), t)
+        dy = torch.randn_like(F.conv2d(x, w, bias))
         xg = x.clone().requires_grad_()
-        dy = torch.randn_like(F.conv2d(x, w, b))
-        cases[f"conv2d/{i}/input_grad"] = lambda xg=xg, w=w, b=b, dy=dy: F.conv2d(xg, w, b).backward(dy)
-        wg = w.clone().requires_grad_()
-        cases[f"conv2d/{i}/weight_grad"] = lambda x=x, wg=wg, b=b, dy=dy: F.conv2d(x, wg, b).backward(dy)
-    for i, shape in enumerate([(64, 10, 24, 24), (64, 20, 8, 8)]):
-        x = torch.randn(*shape)
-        cases[f"max_pool2d/{i}/forward"] = lambda x=x: F.max_pool2d(x, 2)
+
+        def fwd_x():
+            xg.grad = None
+            return F.conv2d(xg, w, bias)
+        out[f"conv2d/{name}/input_grad"] = b.backward_only(fwd_x, dy, t)
+        wg, bg = w.clone().requires_grad_(), bias.clone().requires_grad_()
+
+        def fwd_w():
+            wg.grad, bg.grad = None, None
+            return F.conv2d(x, wg, bg)
+        out[f"conv2d/{name}/weight_grad"] = b.backward_only(fwd_w, dy, t)
+    for name, shape in {"pool1": (64, 10, 24, 24), "pool2": (64, 20, 8, 8)}.items():
+        x = b.randn(*shape)
+        out[f"max_pool2d/{name}/forward"] = b.timed(lambda: F.max_pool2d(x, 2), t)
         xg = x.clone().requires_grad_()
         dy = torch.randn_like(F.max_pool2d(x, 2))
-        cases[f"max_pool2d/{i}/backward"] = lambda xg=xg, dy=dy: F.max_pool2d(xg, 2).backward(dy)
-    x = torch.randn(64, 10, 12, 12)
-    cases["relu"] = lambda: F.relu(x)
-    xl, wl, bl = (torch.randn(64, 320, requires_grad=True), torch.randn(10, 320, requires_grad=True),
-                  torch.randn(10, requires_grad=True))
-    dyl = torch.randn(64, 10)
-    cases["linear/train"] = lambda: F.linear(xl, wl, bl).backward(dyl)
-    logits, target = torch.randn(64, 10, requires_grad=True), torch.arange(64) // 7
-    cases["cross_entropy/train"] = lambda: F.cross_entropy(logits, target).backward()
-    return cases
+
+        def fwd_pool():
+            xg.grad = None
+            return F.max_pool2d(xg, 2)
+        out[f"max_pool2d/{name}/backward"] = b.backward_only(fwd_pool, dy, t)
+    x = b.randn(64, 10, 12, 12)
+    out["relu/act1/forward"] = b.timed(lambda: F.relu(x), t)
+    xl, wl, bl = (b.randn(64, 320, requires_grad=True), b.randn(10, 320, requires_grad=True),
+                  b.randn(10, requires_grad=True))
+    dyl = b.randn(64, 10)
+    with torch.no_grad():
+        out["linear/fc/forward"] = b.timed(lambda: F.linear(xl, wl, bl), t)
+
+    def linear_train():
+        xl.grad, wl.grad, bl.grad = None, None, None
+        F.linear(xl, wl, bl).backward(dyl)
+    out["linear/fc/train"] = b.timed(linear_train, t)
+    logits, target = b.randn(64, 10, requires_grad=True), torch.arange(64, device=b.device) // 7
+
+    def ce_train():
+        logits.grad = None
+        F.cross_entropy(logits, target).backward()
+    out["cross_entropy/64x10/train"] = b.timed(ce_train, t)
+    return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--min-time", type=float, default=0.5)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--no-ops", action="store_true", help="only the end-to-end cases")
+    parser.add_argument("--quick", action="store_true", help="0.05 s per case (scripts/gpu-check)")
+    parser.add_argument("--json", default=None, help="also write the JSON lines to this file")
     args = parser.parse_args()
+    if args.quick:
+        args.min_time = 0.05
     torch.set_num_threads(args.threads)
-    results = {"train_step/64": train_step(64), "train_step/256": train_step(256), "inference/1000": inference()}
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    results["sgemm/1024"] = 2 * 1024 ** 3 / timed(lambda: a @ b) * 1e-9
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("torch_bench.py: --device cuda but torch.cuda.is_available() is False")
+    b = Bench(args.device, args.min_time)
+    results = end_to_end(b)
     if not args.no_ops:
-        for name, fn in op_cases().items():
-            results[name] = timed(fn, args.min_time / 4) * 1e6
-    for name, value in results.items():
-        unit = "GFLOP/s" if name.startswith("sgemm") else "samples/s" if "/" in name and name.split("/")[0] in (
-            "train_step", "inference") else "us"
-        print(json.dumps({"peer": "pytorch-python", "torch": torch.__version__, "name": name,
-                          "threads": args.threads, "value": value, "unit": unit}))
+        results.update(op_cases(b))
+    lines = [json.dumps({"peer": "pytorch-python", "torch": torch.__version__, "name": name,
+                         "threads": args.threads, "device": args.device, "value": value, "unit": unit})
+             for name, (value, unit) in results.items()]
+    print("\n".join(lines), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -83,10 +83,14 @@ void simple_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T 
 
 using MicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              float alpha, float beta);
+// The same product for an edge tile: only rows < mr and columns < nr of C are read and written.
+using EdgeKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                            float alpha, float beta, int64_t mr, int64_t nr);
 
 struct Arch {
   int64_t mr, nr, mc, kc, nc;
   MicroKernel kernel;
+  EdgeKernel edge_kernel;  // nullptr: edge tiles go through a scratch tile and a copy
 };
 
 // AVX-512: 14 x 32 tile = 28 zmm accumulators, 2 for the B row, 1 broadcast.
@@ -140,6 +144,53 @@ __attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const flo
   }
 }
 
+// The AVX-512 kernel for an edge tile (mr <= 14 rows, nr <= 32 columns): the packed slivers are
+// zero-padded, so the full 14 x 32 product is computed and only the valid part is stored, with
+// masked loads and stores (no scratch tile, no scalar copy). The tutorial network's thin
+// products (10 or 20 output channels) are all edge tiles, so this path carries most of its work.
+__attribute__((target("avx512f"))) void micro_avx512_14x32_edge(int64_t kc, const float* a,
+                                                                 const float* b, float* c,
+                                                                 int64_t ldc, float alpha,
+                                                                 float beta, int64_t mr,
+                                                                 int64_t nr) {
+  constexpr int MR = kAvx512MR;
+  __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 b0 = _mm512_load_ps(b);
+    const __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += MR;
+    b += 32;
+  }
+  // Column masks: lanes [0, nr) of the 32, split over the two zmm of a row.
+  const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
+  const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr <= 16 ? __mmask16(0) : __mmask16((1u << (nr - 16)) - 1);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; ++i) {
+    if (i >= mr) break;
+    float* row = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(va, acc0[i]), r1 = _mm512_mul_ps(va, acc1[i]);
+    if (beta != 0.0f) {  // beta == 0 never reads C (old NaNs vanish)
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), r1);
+    }
+    _mm512_mask_storeu_ps(row, m0, r0);
+    _mm512_mask_storeu_ps(row + 16, m1, r1);
+  }
+}
+
 // AVX2/FMA: 6 x 16 tile = 12 ymm accumulators, 2 for the B row, 1 broadcast.
 __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float* a,
                                                           const float* b, float* c, int64_t ldc,
@@ -187,8 +238,9 @@ __attribute__((target("avx2,fma"))) void micro_avx2_6x16(int64_t kc, const float
 // Which micro-kernel this CPU runs; nullptr when it has neither AVX-512 nor AVX2/FMA.
 const Arch* pick_arch() {
   static_assert(168 % kAvx512MR == 0 && 120 % kAvx2MR == 0, "MC must be a multiple of MR");
-  static const Arch avx512{kAvx512MR, kAvx512NR, 168, 384, 1024, micro_avx512_14x32};
-  static const Arch avx2{kAvx2MR, kAvx2NR, 120, 256, 2048, micro_avx2_6x16};
+  static const Arch avx512{kAvx512MR, kAvx512NR, 168, 384, 1024, micro_avx512_14x32,
+                           micro_avx512_14x32_edge};
+  static const Arch avx2{kAvx2MR, kAvx2NR, 120, 256, 2048, micro_avx2_6x16, nullptr};
   static const Arch* arch = [] () -> const Arch* {
     __builtin_cpu_init();
     // EMBER_GEMM_ISA=avx2 or =scalar forces a narrower path (for testing every path on one CPU).
@@ -311,6 +363,8 @@ void packed_gemm_block(const Arch& arch, bool trans_a, bool trans_b, int64_t m0,
           float* c = C + (ic + ir) * ldc + jc + jr;
           if (mr == MR && nr == NR) {
             arch.kernel(kc, pa + ir * kc, pb + jr * kc, c, ldc, alpha, beta_k);
+          } else if (arch.edge_kernel) {
+            arch.edge_kernel(kc, pa + ir * kc, pb + jr * kc, c, ldc, alpha, beta_k, mr, nr);
           } else {
             arch.kernel(kc, pa + ir * kc, pb + jr * kc, tile, NR, 1.0f, 0.0f);
             for (int64_t i = 0; i < mr; ++i) {

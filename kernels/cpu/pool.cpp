@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/threading.h"
+
+#include <immintrin.h>
 
 namespace ember::kernels::cpu {
 namespace {
@@ -16,17 +19,76 @@ int plane_threads(const Pool2dShape& s) {
   return (work > 32768 && !omp_in_parallel()) ? get_num_threads() : 1;
 }
 
+// One plane of the tutorial's pool (2 x 2, stride 2, no padding) for float, 16 outputs at a time:
+// two rows of 32 inputs are loaded (masked on the tail, so nothing past the row is touched),
+// split into even and odd columns, and the window's four candidates are compared in row-major
+// order with the scalar path's rule (take v when v > best or v is NaN), so values and argmax
+// indices are identical to it. Indices are built in int32 (the caller checks the plane fits)
+// and widened to int64 on the store.
+template <bool kRelu>
+__attribute__((target("avx512f"))) void pool2x2_plane_avx512(const float* in, float* out,
+                                                               int64_t* arg, int64_t W,
+                                                               int64_t OH, int64_t OW) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i lane2 = even;  // 2 * lane: the window's first column relative to 2 * ow
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = in + 2 * oh * W;
+    const float* r1 = r0 + W;
+    for (int64_t ow = 0; ow < OW; ow += 16) {
+      const int64_t n = std::min<int64_t>(16, OW - ow);  // outputs in this block
+      const int64_t m = 2 * n;                             // inputs per row
+      const __mmask16 ma = m >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << m) - 1);
+      const __mmask16 mb = m >= 32 ? __mmask16(0xFFFF) : m <= 16 ? __mmask16(0) : __mmask16((1u << (m - 16)) - 1);
+      const __mmask16 mo = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+      const __m512 a0 = _mm512_maskz_loadu_ps(ma, r0 + 2 * ow), b0 = _mm512_maskz_loadu_ps(mb, r0 + 2 * ow + 16);
+      const __m512 a1 = _mm512_maskz_loadu_ps(ma, r1 + 2 * ow), b1 = _mm512_maskz_loadu_ps(mb, r1 + 2 * ow + 16);
+      const __m512 v[4] = {_mm512_permutex2var_ps(a0, even, b0), _mm512_permutex2var_ps(a0, odd, b0),
+                           _mm512_permutex2var_ps(a1, even, b1), _mm512_permutex2var_ps(a1, odd, b1)};
+      const __m512i i0 = _mm512_add_epi32(_mm512_set1_epi32(int32_t(2 * oh * W + 2 * ow)), lane2);
+      const __m512i idx[4] = {i0, _mm512_add_epi32(i0, _mm512_set1_epi32(1)),
+                              _mm512_add_epi32(i0, _mm512_set1_epi32(int32_t(W))),
+                              _mm512_add_epi32(i0, _mm512_set1_epi32(int32_t(W + 1)))};
+      __m512 best = v[0];
+      __m512i best_index = idx[0];
+      for (int u = 1; u < 4; ++u) {
+        const __mmask16 take = _mm512_cmp_ps_mask(v[u], best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v[u], v[u], _CMP_UNORD_Q);
+        best = _mm512_mask_mov_ps(best, take, v[u]);
+        best_index = _mm512_mask_mov_epi32(best_index, take, idx[u]);
+      }
+      if constexpr (kRelu) best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(best, zero, _CMP_LT_OQ), zero);
+      _mm512_mask_storeu_ps(out + oh * OW + ow, mo, best);
+      const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(best_index));
+      const __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(best_index, 1));
+      _mm512_mask_storeu_epi64(arg + oh * OW + ow, __mmask8(mo & 0xFF), lo);
+      _mm512_mask_storeu_epi64(arg + oh * OW + ow + 8, __mmask8(mo >> 8), hi);
+    }
+  }
+}
+
 template <class T, bool kRelu>
 void pool_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = OH * OW;
+  static const bool use_avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
 #pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     const T* in = x + pl * in_plane;
     T* out = y + pl * out_plane;
     int64_t* arg = argmax + pl * out_plane;
-    if (s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 && s.stride_w == 2 && s.pad_h == 0 &&
-        s.pad_w == 0) {
+    const bool tutorial_pool = s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 &&
+                               s.stride_w == 2 && s.pad_h == 0 && s.pad_w == 0;
+    if constexpr (std::is_same_v<T, float>) {
+      if (tutorial_pool && use_avx512 && in_plane < (int64_t(1) << 31)) {
+        pool2x2_plane_avx512<kRelu>(in, out, arg, s.in_w, OH, OW);
+        continue;
+      }
+    }
+    if (tutorial_pool) {
       // The tutorial's pool: every window is whole, four loads in row-major window order.
       for (int64_t oh = 0; oh < OH; ++oh) {
         for (int64_t ow = 0; ow < OW; ++ow) {

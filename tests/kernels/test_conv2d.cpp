@@ -106,6 +106,8 @@ std::vector<cpu::Conv2dShape> shapes() {
   out.push_back({5, 4, 6, 6, 7, 1, 1});                       // 1x1
   out.push_back({4, 3, 5, 5, 2, 5, 5, 1, 1, 2, 2});           // kernel as big as the image
   out.push_back({2, 1, 4, 4, 1, 2, 2, 3, 3});                 // stride larger than the kernel
+  out.push_back({37, 3, 10, 10, 4, 3, 3});                    // several image groups and a partial one
+  out.push_back({9, 2, 7, 7, 3, 3, 3, 2, 2, 1, 1});           // groups with stride and padding
   return out;
 }
 

@@ -69,7 +69,10 @@ TEMPLATE_TEST_CASE("max_pool2d picks the first maximum and backward routes the g
                                       cpu::Pool2dShape{1, 1, 1, 1, 1, 1, 1, 1},
                                       cpu::Pool2dShape{2, 3, 7, 5, 3, 3, 2, 2, 1, 1},   // overlap+pad
                                       cpu::Pool2dShape{1, 2, 9, 10, 3, 2, 1, 1, 0, 1},  // stride 1
-                                      cpu::Pool2dShape{3, 1, 5, 7, 2, 3, 3, 2}}) {      // floor mode
+                                      cpu::Pool2dShape{3, 1, 5, 7, 2, 3, 3, 2},         // floor mode
+                                      cpu::Pool2dShape{2, 3, 9, 37, 2, 2, 2, 2},        // 2x2: 16 + tail 2
+                                      cpu::Pool2dShape{1, 2, 5, 66, 2, 2, 2, 2},        // 2x2: 16 + 16 + 1
+                                      cpu::Pool2dShape{1, 1, 2, 3, 2, 2, 2, 2}}) {      // 2x2: one output
       CAPTURE(threads, s.batch, s.channels, s.in_h, s.in_w, s.kernel_h, s.kernel_w, s.stride_h,
               s.stride_w, s.pad_h, s.pad_w);
       check_pool<TestType>(s, rng);
@@ -100,4 +103,48 @@ TEMPLATE_TEST_CASE("max_pool2d propagates NaN as the maximum, like PyTorch", "[p
   cpu::max_pool2d_forward<TestType>(z.data(), y.data(), arg.data(), one);
   CHECK(y[0] == -inf);
   CHECK(arg[0] == 0);
+}
+
+TEMPLATE_TEST_CASE("max_pool2d 2x2 keeps the last NaN of a window and its index on wide rows",
+                   "[pool]", float, double) {
+  // The 2x2 / stride 2 pool has a vectorised float path; it must agree with the scalar rule
+  // (take v when v > best or v is NaN) on every lane, tails included.
+  const cpu::Pool2dShape s{2, 2, 6, 45, 2, 2, 2, 2};
+  const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> dist(-8, 8);
+  const TestType nan = std::numeric_limits<TestType>::quiet_NaN();
+  std::vector<TestType> x(planes * s.in_h * s.in_w);
+  for (auto& v : x) v = dist(rng) == 8 ? nan : TestType(dist(rng));
+  std::vector<TestType> y(planes * OH * OW), yr(y.size());
+  std::vector<int64_t> arg(y.size()), argr(y.size());
+  cpu::max_pool2d_forward<TestType>(x.data(), y.data(), arg.data(), s);
+  cpu::max_pool2d_relu_forward<TestType>(x.data(), yr.data(), argr.data(), s);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const TestType* plane = x.data() + p * s.in_h * s.in_w;
+        const int64_t i0 = 2 * oh * s.in_w + 2 * ow;
+        const int64_t idx[4] = {i0, i0 + 1, i0 + s.in_w, i0 + s.in_w + 1};
+        TestType best = plane[i0];
+        int64_t best_i = i0;
+        for (int u = 1; u < 4; ++u) {
+          const TestType v = plane[idx[u]];
+          if (v > best || std::isnan(v)) {
+            best = v;
+            best_i = idx[u];
+          }
+        }
+        const int64_t o = (p * OH + oh) * OW + ow;
+        CAPTURE(p, oh, ow, y[o], best, arg[o], best_i);
+        REQUIRE(arg[o] == best_i);
+        REQUIRE(argr[o] == best_i);
+        if (std::isnan(best)) {
+          REQUIRE(std::isnan(y[o]));
+          REQUIRE(std::isnan(yr[o]));
+        } else {
+          REQUIRE(y[o] == best);
+          REQUIRE(yr[o] == (best < 0 ? TestType(0) : best));
+        }
+      }
 }

@@ -1,0 +1,148 @@
+// The libtorch peer of ember-bench: the tutorial network's training step and inference, SGEMM
+// and the op cases, timed the way torch_bench.py times them, printed as JSON lines
+//   {"peer": "libtorch", "torch": ..., "name": ..., "threads": ..., "device": "cpu", "value": ..., "unit": ...}
+// Case names match ember-bench's "<op>/<case>" so scripts/bench.py can pair them.
+//   torch-bench --threads 2 [--min-time 0.5] [--no-ops]
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct NetImpl : torch::nn::Module {
+  torch::nn::Conv2d conv1{torch::nn::Conv2dOptions(1, 10, 5)}, conv2{torch::nn::Conv2dOptions(10, 20, 5)};
+  torch::nn::Linear fc{320, 10};
+  NetImpl() {
+    register_module("conv1", conv1);
+    register_module("conv2", conv2);
+    register_module("fc", fc);
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(torch::max_pool2d(conv1->forward(x), 2));
+    x = torch::relu(torch::max_pool2d(conv2->forward(x), 2));
+    return fc->forward(x.flatten(1));
+  }
+};
+TORCH_MODULE(Net);
+
+// Seconds per call: one warm-up call, then as many as fit in min_time.
+double timed(const std::function<void()>& fn, double min_time) {
+  fn();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  int64_t n = 0;
+  double elapsed = 0;
+  do {
+    fn();
+    ++n;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  } while (elapsed < min_time);
+  return elapsed / double(n);
+}
+
+void print(const std::string& name, int threads, double value, const char* unit) {
+  std::printf("{\"peer\": \"libtorch\", \"torch\": \"%s\", \"name\": \"%s\", \"threads\": %d, \"device\": \"cpu\", "
+              "\"value\": %.6g, \"unit\": \"%s\"}\n",
+              TORCH_VERSION, name.c_str(), threads, value, unit);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2;
+  double min_time = 0.5;
+  bool ops = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--min-time") && i + 1 < argc) min_time = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-ops")) ops = false;
+    else {
+      std::fprintf(stderr, "usage: torch-bench [--threads N] [--min-time S] [--no-ops]\n");
+      return 2;
+    }
+  }
+  torch::set_num_threads(threads);
+  torch::manual_seed(0);
+  for (int64_t batch : {64, 256}) {
+    Net model;
+    torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.5));
+    torch::Tensor x = torch::randn({batch, 1, 28, 28}), target = torch::randint(0, 10, {batch});
+    const double s = timed([&] {
+      opt.zero_grad();
+      torch::nn::functional::cross_entropy(model->forward(x), target).backward();
+      opt.step();
+    }, min_time);
+    print("train_step/" + std::to_string(batch), threads, double(batch) / s, "samples/s");
+  }
+  {
+    Net model;
+    model->eval();
+    torch::NoGradGuard no_grad;
+    torch::Tensor x = torch::randn({1000, 1, 28, 28});
+    print("inference/1000", threads, 1000.0 / timed([&] { model->forward(x); }, min_time), "samples/s");
+  }
+  for (int64_t n : {1024}) {
+    torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
+    const double s = timed([&] { torch::mm(a, b); }, min_time);
+    print("sgemm/" + std::to_string(n), threads, 2.0 * n * n * n / s * 1e-9, "GFLOP/s");
+  }
+  if (!ops) return 0;
+  namespace F = torch::nn::functional;
+  struct Conv { const char* name; int64_t n, c, h, k, r; };
+  for (const Conv& c : {Conv{"conv1", 64, 1, 28, 10, 5}, Conv{"conv2", 64, 10, 12, 20, 5}}) {
+    torch::Tensor x = torch::randn({c.n, c.c, c.h, c.h}), w = torch::randn({c.k, c.c, c.r, c.r}), b = torch::randn({c.k});
+    torch::Tensor dy = torch::randn_like(torch::conv2d(x, w, b));
+    const std::string base = std::string("conv2d/") + c.name;
+    print(base + "/forward", threads, 1e6 * timed([&] { torch::conv2d(x, w, b); }, min_time / 4), "us");
+    torch::Tensor xg = x.clone().requires_grad_();
+    // Backward alone, as ember-bench times it: the forward runs outside the timed part.
+    auto backward_only = [&](const std::function<torch::Tensor()>& forward) {
+      double total = 0;
+      int64_t n = 0;
+      while (total < min_time / 4 || n < 2) {
+        torch::Tensor y = forward();
+        const auto t0 = std::chrono::steady_clock::now();
+        y.backward(dy);
+        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++n;
+      }
+      return total / double(n);
+    };
+    print(base + "/input_grad", threads, 1e6 * backward_only([&] { xg.mutable_grad() = torch::Tensor(); return torch::conv2d(xg, w, b); }), "us");
+    torch::Tensor wg = w.clone().requires_grad_(), bg = b.clone().requires_grad_();
+    print(base + "/weight_grad", threads, 1e6 * backward_only([&] {
+      wg.mutable_grad() = torch::Tensor();
+      bg.mutable_grad() = torch::Tensor();
+      return torch::conv2d(x, wg, bg);
+    }), "us");
+  }
+  for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"pool1", {64, 10, 24, 24}},
+                             std::pair<const char*, std::vector<int64_t>>{"pool2", {64, 20, 8, 8}}}) {
+    torch::Tensor x = torch::randn(shape);
+    print(std::string("max_pool2d/") + name + "/forward", threads, 1e6 * timed([&] { torch::max_pool2d(x, 2); }, min_time / 4), "us");
+  }
+  torch::Tensor xr = torch::randn({64, 10, 12, 12});
+  print("relu/act1/forward", threads, 1e6 * timed([&] { torch::relu(xr); }, min_time / 4), "us");
+  torch::Tensor xl = torch::randn({64, 320}, torch::requires_grad()), wl = torch::randn({10, 320}, torch::requires_grad());
+  torch::Tensor bl = torch::randn({10}, torch::requires_grad()), dyl = torch::randn({64, 10});
+  print("linear/fc/forward", threads, 1e6 * timed([&] { F::linear(xl.detach(), wl.detach(), bl.detach()); }, min_time / 4), "us");
+  print("linear/fc/train", threads, 1e6 * timed([&] {
+    F::linear(xl, wl, bl).backward(dyl);
+    xl.mutable_grad() = torch::Tensor();
+    wl.mutable_grad() = torch::Tensor();
+    bl.mutable_grad() = torch::Tensor();
+  }, min_time / 4), "us");
+  torch::Tensor logits = torch::randn({64, 10}, torch::requires_grad()), labels = torch::arange(64) / 7;
+  labels = labels.to(torch::kLong);
+  print("cross_entropy/64x10/train", threads, 1e6 * timed([&] {
+    F::cross_entropy(logits, labels).backward();
+    logits.mutable_grad() = torch::Tensor();
+  }, min_time / 4), "us");
+  return 0;
+}
