@@ -1,7 +1,7 @@
 // Shared pieces of ember-bench: where a case runs (CPU at a thread count, or CUDA with one of the
 // two kernel backends), a manual timer that waits for the GPU, the machine ceilings the suite
 // measures itself, and the counters every case reports.
-// defines: ember::bench::Target, targets, Timer, ceiling, report, kCudaGraphNote
+// defines: ember::bench::Target, targets, Timer, ceiling, report
 //
 // Names: every case is "<op>/<case>/<target>", target "cpu:t1", "cpu:t2", "cuda:handwritten" or
 // "cuda:vendor". scripts/bench.py matches "<op>/<case>" against the PyTorch peers' names.

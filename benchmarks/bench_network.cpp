@@ -1,6 +1,6 @@
 // End-to-end cases: the tutorial network's training step (batch 64 and 256) and inference at
-// batch 1000, in samples/s, on every target (eager execution); and the step under
-// parallel::DataParallel (two CPU replicas; every GPU).
+// batch 1000, in samples/s, on every target (eager execution); the step captured as a CUDA
+// Graph (CUDA targets); and the step under parallel::DataParallel (two CPU replicas; every GPU).
 #include "benchmarks/bench_common.h"
 #include "examples/mnist/net.h"  // defines: ember::examples::Net
 
@@ -41,6 +41,30 @@ void train_step_case(benchmark::State& state, const Target& t, int64_t batch) {
   report(state, t, timer, kTrainFlopsPerSample * batch, 0, double(batch));
 }
 
+void train_step_graph_case(benchmark::State& state, const Target& t, int64_t batch) {
+  manual_seed(0);
+  Net model;
+  model.to(t.device());
+  optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
+  Tensor x = randn({batch, 1, 28, 28}).to(t.device()), target = labels(batch).to(t.device());
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(x), target);
+    loss.backward();
+    opt.step();
+  };
+  for (int i = 0; i < 3; ++i) step();  // warm-up before capture: buffers, allocator caches
+  cuda::Graph graph(t.device().index());
+  graph.capture(step);
+  Timer timer(state, t);
+  for (auto _ : state) {
+    timer.start();
+    graph.replay();
+    timer.stop();
+  }
+  report(state, t, timer, kTrainFlopsPerSample * batch, 0, double(batch));
+}
+
 void inference_case(benchmark::State& state, const Target& t) {
   const int64_t batch = 1000;
   manual_seed(0);
@@ -70,10 +94,16 @@ void register_network_cases() {
     }
     add("inference/1000", target, inference_case)->Unit(benchmark::kMillisecond);
   }
-  // ---- CUDA Graph case: left for the lead (ember::cuda::Graph) ----------------------------
-  // "train_step_graph/64/cuda:<backend>": the same step captured once with ember::cuda::Graph
-  // (warm up 3 steps, graph.capture([&] { step(); }), then time graph.replay() with
-  // Target::sync() around it). Register it here, for CUDA targets only.
+  // The same step captured once as a CUDA Graph and replayed: one launch instead of ~20 kernel
+  // launches a step, which is what a launch-bound step at batch 64 pays for (docs/cuda.md).
+  for (const Target& target : targets()) {
+    if (!target.cuda) continue;
+    for (int64_t batch : {64, 256}) {
+      add("train_step_graph/" + std::to_string(batch), target,
+          [batch](benchmark::State& state, const Target& t) { train_step_graph_case(state, t, batch); })
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   // ---- DataParallel: the tutorial network's step at batch 256 split over replicas ----------
   // CPU: two replicas on threads ("cpu,cpu", CpuCommunicator), each kernel on 1 thread;
   // CUDA: one replica per GPU (NCCL), on the hand-written and the vendor kernels.
