@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/threading.h"
 
@@ -266,7 +267,10 @@ void backward_weight_images(const T* dy, const T* x, T* dw, const Conv2dShape& s
 }  // namespace
 
 int64_t conv2d_forward_workspace(const Conv2dShape& s) {
-  return int64_t(get_num_threads()) * group_elements(s);
+  // The size is the same for float and double: double never takes the direct path, and the
+  // larger of the two sizes serves both.
+  const int64_t gemm_path = int64_t(get_num_threads()) * group_elements(s);
+  return direct_forward_applies(s) ? std::max(gemm_path, direct_forward_workspace(s)) : gemm_path;
 }
 
 int64_t conv2d_backward_input_workspace(const Conv2dShape& s) {
@@ -280,6 +284,12 @@ int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
 template <class T>
 void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
                     T* workspace) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_forward_applies(s)) {
+      direct_forward(x, w, bias_or_null, y, s, workspace);
+      return;
+    }
+  }
   const int threads = image_threads(s);
   if (threads == 1) {
     forward_images(x, w, bias_or_null, y, s, 0, s.batch, workspace);

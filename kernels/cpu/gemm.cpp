@@ -438,6 +438,62 @@ void packed_gemm(const Arch& arch, bool trans_a, bool trans_b, int64_t M, int64_
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Thin A * B^T (linear forward: [64, 320] * [10, 320]^T): with N <= 16 the packed path fills at
+// most 16 of a 32-wide tile and packs both operands for a product of a few microseconds. Here
+// both operands are read in place, rows of A and B being contiguous along k: each C[i, j] is a
+// dot product, JB of them at a time in 16-lane accumulators, reduced at the end.
+
+constexpr int64_t kThinMaxN = 16;
+
+bool thin_nt_applies(const Arch& arch, bool trans_a, bool trans_b, int64_t M, int64_t N,
+                     int64_t K) {
+  // Single-threaded products only (packed_gemm threads above 4 MFLOP), on the AVX-512 path.
+  // K >= 128: each dot ends in a horizontal reduction (about 8 instructions), which would
+  // outweigh the K / 16 FMAs of a short dot product.
+  return arch.mr == kAvx512MR && !trans_a && trans_b && N <= kThinMaxN && K >= 128 &&
+         2.0 * double(M) * double(N) * double(K) <= 4e6;
+}
+
+// C[i, j0 + jj] for jj < JB (1..4): four dot products share each load of A's row.
+template <int JB>
+__attribute__((target("avx512f"))) void thin_nt_dots(int64_t K, float alpha, const float* a,
+                                                     const float* B, int64_t ldb, int64_t j0,
+                                                     float beta, float* c) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  const float* b = B + j0 * ldb;
+  for (int64_t k = 0; k < K; k += 16) {
+    const __mmask16 m = K - k >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (K - k)) - 1);
+    const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
+    s0 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b + k), s0);
+    if constexpr (JB > 1) s1 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b + ldb + k), s1);
+    if constexpr (JB > 2) s2 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b + 2 * ldb + k), s2);
+    if constexpr (JB > 3) s3 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, b + 3 * ldb + k), s3);
+  }
+  const __m512 sums[4] = {s0, s1, s2, s3};
+  for (int jj = 0; jj < JB; ++jj) {
+    const float dot = alpha * _mm512_reduce_add_ps(sums[jj]);
+    // beta == 0 must not read C (it may hold NaN).
+    c[j0 + jj] = beta == 0.0f ? dot : dot + beta * c[j0 + jj];
+  }
+}
+
+void thin_nt_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    const float* a = A + i * lda;
+    float* c = C + i * ldc;
+    int64_t j = 0;
+    for (; j + 4 <= N; j += 4) thin_nt_dots<4>(K, alpha, a, B, ldb, j, beta, c);
+    switch (N - j) {
+      case 3: thin_nt_dots<3>(K, alpha, a, B, ldb, j, beta, c); break;
+      case 2: thin_nt_dots<2>(K, alpha, a, B, ldb, j, beta, c); break;
+      case 1: thin_nt_dots<1>(K, alpha, a, B, ldb, j, beta, c); break;
+      default: break;
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -451,6 +507,10 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
   }
   if constexpr (std::is_same_v<T, float>) {
     if (const Arch* arch = pick_arch()) {
+      if (thin_nt_applies(*arch, trans_a, trans_b, M, N, K)) {
+        thin_nt_gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+      }
       packed_gemm(*arch, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }

@@ -15,7 +15,8 @@ namespace ember::kernels::cpu {
 //   for a fixed get_num_threads(). Runs on get_num_threads() threads when the product is large
 //   enough, and on the calling thread alone when called inside an OpenMP parallel region.
 // float: packed, cache-blocked, AVX-512 or AVX2/FMA micro-kernel picked at run time (scalar
-//   fallback). Note: its packing buffers are thread_local, grown once and reused, never freed
+//   fallback); A * B^T with N <= 16, K >= 128 and at most 4 MFLOP (the linear forward) runs as dot
+//   products on the operands in place instead (AVX-512). Note: its packing buffers are thread_local, grown once and reused, never freed
 //   before the thread exits (at most (MC + NC) * KC floats per thread, about 2.3 MB).
 // double: a plain blocked loop, meant for float64 gradient checks.
 template <class T>

@@ -111,6 +111,23 @@ std::vector<cpu::Conv2dShape> shapes() {
   return out;
 }
 
+// Stride 1, no padding, no dilation: the direct float forward (grid positions (OH - 1) * W + OW
+// in vectors of 16 or 8, blocks of at most 10 output channels).
+std::vector<cpu::Conv2dShape> direct_shapes() {
+  std::vector<cpu::Conv2dShape> out;
+  //              batch C  H   W  K  R  S
+  out.push_back({1, 10, 12, 12, 20, 5, 5});   // tutorial conv2, batch 1
+  out.push_back({3, 2, 9, 21, 5, 3, 3});      // OW 19: odd, one vector and a 3-lane tail
+  out.push_back({2, 1, 6, 16, 10, 1, 1});     // grid 96 = 3 pairs of 16 exactly, K 10
+  out.push_back({2, 3, 5, 40, 11, 2, 7});     // OW 34, K 11: blocks of 6 and 5
+  out.push_back({2, 17, 6, 37, 23, 2, 3});    // many channels: C 17, K 23 (8 + 8 + 7)
+  out.push_back({3, 1, 5, 5, 1, 5, 5});       // one output per image: a 1-lane grid
+  out.push_back({2, 3, 7, 1, 4, 1, 1});       // W 1: every grid position is valid
+  out.push_back({1, 4, 3, 33, 31, 3, 1});     // one output row of 33, K 31 (8 + 8 + 8 + 7)
+  out.push_back({5, 2, 4, 9, 3, 2, 9});       // kernel as wide as the input: OW 1
+  return out;
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("conv2d forward and backwards match the naive convolution", "[conv2d]", float,
@@ -146,4 +163,42 @@ TEST_CASE("conv2d backward_weight is bit-for-bit reproducible for a fixed thread
   cpu::set_num_threads(saved);
   CHECK(dw1 == dw2);
   CHECK(db1 == db2);
+}
+
+TEST_CASE("conv2d forward with stride 1 and no padding matches the naive convolution on edge shapes",
+          "[conv2d]") {
+  std::mt19937 rng(17);
+  const int saved = cpu::get_num_threads();
+  for (int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    for (const auto& s : direct_shapes()) {
+      CAPTURE(threads, s.batch, s.in_channels, s.in_h, s.in_w, s.out_channels, s.kernel_h,
+              s.kernel_w);
+      check_conv<float>(s, true, rng);
+      check_conv<float>(s, false, rng);
+    }
+  }
+  cpu::set_num_threads(saved);
+}
+
+TEST_CASE("conv2d forward with stride 1 and no padding gives the same bits for every thread count",
+          "[conv2d]") {
+  const cpu::Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(s.batch * 10 * 144), w(20 * 250), b(20);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : w) v = dist(rng);
+  for (auto& v : b) v = dist(rng);
+  const int saved = cpu::get_num_threads();
+  std::vector<float> y1;
+  for (int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    std::vector<float> ws(cpu::conv2d_forward_workspace(s)), y(s.batch * 20 * 64, NAN);
+    cpu::conv2d_forward<float>(x.data(), w.data(), b.data(), y.data(), s, ws.data());
+    if (y1.empty()) y1 = y;
+    CAPTURE(threads);
+    CHECK(y == y1);
+  }
+  cpu::set_num_threads(saved);
 }

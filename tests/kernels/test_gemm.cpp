@@ -166,3 +166,19 @@ TEST_CASE("gemm float regression: 2x3 times 3x2 of ones (AVX-512 MR/packing mism
   CHECK(C[2] == 15);
   CHECK(C[3] == 15);
 }
+
+TEST_CASE("gemm A * B^T with few columns (the dot-product path) matches the naive product",
+          "[gemm]") {
+  // N <= 16 and K >= 128: N = 1..16 covers every 4-column pass and remainder; K = 130 and 200
+  // end in masked tails, K = 320 does not; beta 0 (NaN in C), 1 and -0.5; ld > N.
+  std::mt19937 rng(9);
+  for (int64_t n = 1; n <= 16; ++n) {
+    for (int64_t k : {int64_t(128), int64_t(130), int64_t(200), int64_t(320)}) {
+      CAPTURE(n, k);
+      check_gemm<float>({false, true, 7, n, k, 1.0, 0.0}, rng);
+      check_gemm<float>({false, true, 3, n, k, -0.75, 1.0}, rng, 5);
+      check_gemm<float>({false, true, 64, n, k, 2.0, -0.5}, rng);
+    }
+  }
+}
+
