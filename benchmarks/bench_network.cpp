@@ -19,23 +19,34 @@ Tensor labels(int64_t n) {
 constexpr double kTrainFlopsPerSample = 2.0 * (2 * 10 * 576 * 25 + 3 * 20 * 64 * 250 + 3 * 320 * 10);
 constexpr double kInferenceFlopsPerSample = 2.0 * (10 * 576 * 25 + 20 * 64 * 250 + 320 * 10);
 
-void train_step_case(benchmark::State& state, const Target& t, int64_t batch) {
-  manual_seed(0);
+// The tutorial network with its optimizer and one fixed batch on the target's device; step()
+// is one eager training step.
+struct TrainingStep {
   Net model;
-  model.to(t.device());
-  optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
-  Tensor x = randn({batch, 1, 28, 28}).to(t.device()), target = labels(batch).to(t.device());
-  auto step = [&] {
+  optim::SGD opt{model.parameters(), {.lr = 0.01, .momentum = 0.5}};
+  Tensor x, target;
+
+  TrainingStep(const Target& t, int64_t batch) {
+    model.to(t.device());
+    x = randn({batch, 1, 28, 28}).to(t.device());
+    target = labels(batch).to(t.device());
+  }
+  void step() {
     opt.zero_grad();
     Tensor loss = F::cross_entropy(model.forward(x), target);
     loss.backward();
     opt.step();
-  };
-  step();  // warm-up: momentum buffers, allocator caches
+  }
+};
+
+void train_step_case(benchmark::State& state, const Target& t, int64_t batch) {
+  manual_seed(0);
+  TrainingStep training(t, batch);
+  training.step();  // warm-up: momentum buffers, allocator caches
   Timer timer(state, t);
   for (auto _ : state) {
     timer.start();
-    step();
+    training.step();
     timer.stop();
   }
   report(state, t, timer, kTrainFlopsPerSample * batch, 0, double(batch));
@@ -43,19 +54,10 @@ void train_step_case(benchmark::State& state, const Target& t, int64_t batch) {
 
 void train_step_graph_case(benchmark::State& state, const Target& t, int64_t batch) {
   manual_seed(0);
-  Net model;
-  model.to(t.device());
-  optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
-  Tensor x = randn({batch, 1, 28, 28}).to(t.device()), target = labels(batch).to(t.device());
-  auto step = [&] {
-    opt.zero_grad();
-    Tensor loss = F::cross_entropy(model.forward(x), target);
-    loss.backward();
-    opt.step();
-  };
-  for (int i = 0; i < 3; ++i) step();  // warm-up before capture: buffers, allocator caches
+  TrainingStep training(t, batch);
+  for (int i = 0; i < 3; ++i) training.step();  // warm-up before capture: buffers, allocator caches
   cuda::Graph graph(t.device().index());
-  graph.capture(step);
+  graph.capture([&] { training.step(); });
   Timer timer(state, t);
   for (auto _ : state) {
     timer.start();

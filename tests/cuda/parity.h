@@ -1,7 +1,7 @@
 // The CPU-vs-CUDA parity check, in the manner of ggml's test-backend-ops: one table row per op,
 // each run on fresh random inputs on the CPU and on CUDA (hand-written and vendor backends),
 // forward outputs and every input gradient compared.
-// defines: ParityCase, check_parity, random_inputs
+// defines: ParityCase, check_parity, random_input, kFloatingDTypes, dtype_suffix, tolerance_for
 //
 // CUDA allocations are poisoned (NaN-filled) while a case runs, so an output element a kernel
 // forgets to write shows up as NaN and fails the comparison.
@@ -36,6 +36,12 @@ struct ParityCase {
   double tolerance = 1e-4;             // relative error, max-norm
   bool vendor_too = false;             // the op has a vendor (cuBLAS / cuDNN) path
 };
+
+// The floating dtypes every network op runs in, a suffix naming each in a case name, and the
+// relative error each is held to.
+inline const ember::DType kFloatingDTypes[] = {ember::kFloat32, ember::kFloat64};
+inline std::string dtype_suffix(ember::DType dtype) { return dtype == ember::kFloat32 ? " f32" : " f64"; }
+inline double tolerance_for(ember::DType dtype) { return dtype == ember::kFloat32 ? 1e-4 : 1e-10; }
 
 // Uniform in [-1, 1) away from zero: |x| >= 0.05, so relu / max ties and divisions are benign.
 inline Tensor random_input(const Shape& shape, ember::DType dtype = ember::kFloat32) {

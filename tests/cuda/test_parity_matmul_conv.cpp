@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/cuda/runtime.h"
-#include "core/generator.h"  // parity.h uses manual_seed without including it
 #include "core/ops.h"
 #include "nn/functional.h"
 #include "parity.h"
@@ -17,15 +16,12 @@
 using ember::Shape;
 using ember::Tensor;
 using parity::ParityCase;
+using parity::dtype_suffix;
 using parity::random_input;
+using parity::tolerance_for;
 namespace F = ember::nn::functional;
 
 namespace {
-
-const ember::DType kDTypes[] = {ember::kFloat32, ember::kFloat64};
-
-std::string dtype_suffix(ember::DType dtype) { return dtype == ember::kFloat32 ? " f32" : " f64"; }
-double tolerance_for(ember::DType dtype) { return dtype == ember::kFloat32 ? 1e-4 : 1e-10; }
 
 std::string dims(std::initializer_list<int64_t> v) {
   std::string out;
@@ -58,7 +54,7 @@ const Mnk kProducts[] = {{1, 1, 1},     {7, 5, 13},    {129, 257, 65}, {64, 10, 
 
 std::vector<ParityCase> matmul_cases() {
   std::vector<ParityCase> cases;
-  for (ember::DType dt : kDTypes) {
+  for (ember::DType dt : parity::kFloatingDTypes) {
     for (const Mnk& p : kProducts) {
       const std::string mnk = dims({p.m, p.n, p.k});
       // a [m, k] @ b [k, n]
@@ -107,7 +103,7 @@ std::vector<ParityCase> linear_cases() {
     int64_t rows, in, out;
   };
   const Linear shapes[] = {{64, 320, 10}, {7, 13, 5}, {1, 1, 1}, {129, 65, 257}, {3, 784, 33}};
-  for (ember::DType dt : kDTypes) {
+  for (ember::DType dt : parity::kFloatingDTypes) {
     for (const Linear& l : shapes) {
       const std::string name = dims({l.rows, l.in, l.out});
       cases.push_back(make_case("linear with bias " + name, {{l.rows, l.in}, {l.out, l.in}, {l.out}}, dt,
@@ -145,7 +141,7 @@ const Conv kConvs[] = {
 
 std::vector<ParityCase> conv_cases() {
   std::vector<ParityCase> cases;
-  for (ember::DType dt : kDTypes) {
+  for (ember::DType dt : parity::kFloatingDTypes) {
     for (const Conv& v : kConvs) {
       if (dt == ember::kFloat64 && !v.float64_too) continue;
       std::string name = "conv2d x" + dims({v.n, v.c, v.h, v.w}) + " w" + dims({v.k, v.c, v.r, v.s}) +

@@ -19,21 +19,12 @@
 using ember::Shape;
 using ember::Tensor;
 using parity::ParityCase;
+using parity::dtype_suffix;
 using parity::random_input;
+using parity::tolerance_for;
 namespace F = ember::nn::functional;
 
 namespace {
-
-const ember::DType kDTypes[] = {ember::kFloat32, ember::kFloat64};
-
-std::string dtype_suffix(ember::DType dtype) { return dtype == ember::kFloat32 ? " f32" : " f64"; }
-double tolerance_for(ember::DType dtype) { return dtype == ember::kFloat32 ? 1e-4 : 1e-10; }
-
-std::string shape_str(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 // `rows` labels in [0, classes), a fixed pseudo-random sequence per (rows, classes).
 Tensor labels(int64_t rows, int64_t classes) {
@@ -59,9 +50,9 @@ const char* reduction_name(F::Reduction r) {
 
 TEST_CASE("relu matches the CPU on CUDA, hand-written and cuDNN, forward and backward") {
   const std::vector<Shape> shapes{{64, 320}, {1}, {7}, {3, 5, 7}, {4099}, {2, 3, 4, 5}, {64, 10, 12, 12}};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const Shape& shape : shapes) {
-      parity::check_parity({.name = "relu " + shape_str(shape) + dtype_suffix(dtype),
+      parity::check_parity({.name = "relu " + ember::shape_str(shape) + dtype_suffix(dtype),
                             .make_inputs = [=] { return std::vector<Tensor>{random_input(shape, dtype)}; },
                             .op = [](const std::vector<Tensor>& in) { return F::relu(in[0]); },
                             .differentiable = {0},
@@ -100,9 +91,9 @@ TEST_CASE("max_pool2d matches the CPU on CUDA, hand-written and cuDNN, with over
       {{1, 1, 1, 1}, {.kernel_size = 1}},
       {{5, 1, 3, 17}, {.kernel_size = 3, .stride = 1, .padding = 1}},
   };
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const PoolCase& c : cases) {
-      const std::string name = "max_pool2d " + shape_str(c.shape) + " k" + std::to_string(c.options.kernel_size) +
+      const std::string name = "max_pool2d " + ember::shape_str(c.shape) + " k" + std::to_string(c.options.kernel_size) +
                                " s" + std::to_string(c.options.stride) + " p" + std::to_string(c.options.padding) +
                                dtype_suffix(dtype);
       parity::check_parity({.name = name,
@@ -134,9 +125,9 @@ TEST_CASE("max_pool2d matches the CPU on CUDA, hand-written and cuDNN, with over
 
 TEST_CASE("log_softmax matches the CPU on CUDA for short rows (a warp each) and long rows (a block each)") {
   const std::vector<Shape> shapes{{64, 10}, {1, 1}, {3, 31}, {5, 1023}, {4, 1024}, {3, 1025}, {2, 4000}, {200, 7}};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const Shape& shape : shapes) {
-      parity::check_parity({.name = "log_softmax " + shape_str(shape) + dtype_suffix(dtype),
+      parity::check_parity({.name = "log_softmax " + ember::shape_str(shape) + dtype_suffix(dtype),
                             .make_inputs = [=] { return std::vector<Tensor>{random_input(shape, dtype)}; },
                             .op = [](const std::vector<Tensor>& in) { return F::log_softmax(in[0], 1); },
                             .differentiable = {0},
@@ -159,10 +150,10 @@ TEST_CASE("log_softmax matches the CPU on CUDA for short rows (a warp each) and 
 TEST_CASE("nll_loss and cross_entropy match the CPU on CUDA for every reduction") {
   const std::vector<Shape> shapes{{64, 10}, {1, 1}, {7, 3}, {9, 1024}, {13, 1500}, {300, 5}};
   const F::Reduction reductions[] = {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const Shape& shape : shapes) {
       for (F::Reduction r : reductions) {
-        const std::string suffix = " " + shape_str(shape) + " " + reduction_name(r) + dtype_suffix(dtype);
+        const std::string suffix = " " + ember::shape_str(shape) + " " + reduction_name(r) + dtype_suffix(dtype);
         auto make = [=] { return std::vector<Tensor>{random_input(shape, dtype), labels(shape[0], shape[1])}; };
         parity::check_parity({.name = "cross_entropy" + suffix,
                               .make_inputs = make,
@@ -203,11 +194,11 @@ TEST_CASE("a target out of range gives the CPU's error on CUDA") {
 TEST_CASE("mse_loss matches the CPU on CUDA for every reduction, gradients of input and target") {
   const std::vector<Shape> shapes{{64, 10}, {1}, {7, 5, 3}, {5000}, {33, 65}};
   const F::Reduction reductions[] = {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const Shape& shape : shapes) {
       for (F::Reduction r : reductions) {
         parity::check_parity(
-            {.name = "mse_loss " + shape_str(shape) + " " + reduction_name(r) + dtype_suffix(dtype),
+            {.name = "mse_loss " + ember::shape_str(shape) + " " + reduction_name(r) + dtype_suffix(dtype),
              .make_inputs = [=] { return std::vector<Tensor>{random_input(shape, dtype), random_input(shape, dtype)}; },
              .op = [r](const std::vector<Tensor>& in) { return F::mse_loss(in[0], in[1], r); },
              .differentiable = {0, 1},
@@ -220,7 +211,7 @@ TEST_CASE("mse_loss matches the CPU on CUDA for every reduction, gradients of in
 TEST_CASE("dropout on CUDA draws the CPU's mask bit for bit for the same seed and offset") {
   const std::vector<int64_t> sizes{1, 3, 4, 7, 64 * 320, 100003};
   const double probabilities[] = {0.1, 0.5, 0.9};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     for (double p : probabilities) {
       ember::manual_seed(1234);
       std::vector<Tensor> inputs, cpu_out, cpu_grad;
@@ -300,7 +291,7 @@ TEST_CASE("five SGD steps on CUDA equal five on the CPU: momentum, dampening, ne
   const SGDOptions nesterov{.lr = 0.05, .momentum = 0.9, .dampening = 0, .weight_decay = 1e-2, .nesterov = true};
   const SGDOptions damped{.lr = 0.1, .momentum = 0.5, .dampening = 0.3, .weight_decay = 0};
   const SGDOptions plain{.lr = 0.2, .momentum = 0, .weight_decay = 0.05};
-  for (ember::DType dtype : kDTypes) {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
     ember::manual_seed(5);
     const std::vector<Tensor> initial = sgd_params(dtype);
     const size_t count = initial.size();
@@ -338,7 +329,7 @@ TEST_CASE("five SGD steps on CUDA equal five on the CPU: momentum, dampening, ne
     }
     const std::vector<Tensor> cpu_order = cpu_opt.parameters(), gpu_order = gpu_opt.parameters();
     for (size_t k = 0; k < count; ++k) {
-      INFO("parameter " << k << " of shape " << shape_str(gpu_order[k].sizes()) << dtype_suffix(dtype));
+      INFO("parameter " << k << " of shape " << ember::shape_str(gpu_order[k].sizes()) << dtype_suffix(dtype));
       REQUIRE(gpu_order[k].device() == ember::Device::cuda(0));
       const double error = parity::relative_error(gpu_order[k], cpu_order[k]);
       INFO("relative error " << error);
