@@ -25,7 +25,13 @@ void relu_forward(const T* x, T* y, int64_t n) {
 template <class T>
 void relu_backward(const T* dy, const T* y, T* dx, int64_t n) {
 #pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
-  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > T(0) ? dy[i] : T(0);
+  for (int64_t i = 0; i < n; ++i) {
+    // dy is read on both sides of the select: a read under the condition kept GCC from
+    // vectorising, and the branch it made instead mispredicted on every other element (10x slower
+    // than relu_forward).
+    const T g = dy[i];
+    dx[i] = y[i] > T(0) ? g : T(0);
+  }
 }
 
 template void relu_forward<float>(const float*, float*, int64_t);

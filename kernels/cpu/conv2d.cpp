@@ -22,7 +22,7 @@ namespace {
 // Groups run in parallel, one workspace slice per thread (a fixed range of images per thread);
 // with fewer images than threads the groups run one after another and gemm uses the threads.
 
-constexpr int64_t kGroupColumns = 2048;
+constexpr int64_t kGroupColumns = 512;
 
 int64_t plane(const Conv2dShape& s) { return s.out_h() * s.out_w(); }
 int64_t crs(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kernel_w; }
@@ -110,6 +110,61 @@ void col2im(const T* col, int64_t ld, T* dx, const Conv2dShape& s) {
   }
 }
 
+constexpr int64_t kMaxTapsWide = 64;
+
+// col2im for float with stride 1 (any padding and dilation) on AVX-512, in the gather form: each
+// vector of 16 columns of a dx row sums its (r, q) terms straight from col, dx[c, ih, iw] = sum
+// over r, q of col[(c, r, q), ih + pad_h - r * dil_h, iw + pad_w - q * dil_w], the columns outside
+// [0, OW) masked off. It writes dx once (no zero fill, no read-modify-write); the scatter form
+// above adds rows of OW floats one loop at a time, which was most of conv2's input gradient
+// (250 x 8 loops of 8 floats per image). Terms are added in the order r, q: deterministic.
+__attribute__((target("avx512f"))) void col2im_stride1_avx512(const float* col, int64_t ld,
+                                                               float* dx, const Conv2dShape& s) {
+  const int64_t OH = s.out_h(), OW = s.out_w(), H = s.in_h, W = s.in_w;
+  const int64_t R = s.kernel_h, Q = s.kernel_w;
+  const auto lanes = [](int64_t lo, int64_t hi) {  // lanes [lo, hi) of 16
+    return hi <= lo ? __mmask16(0) : __mmask16(((1u << hi) - 1) & ~((1u << lo) - 1));
+  };
+  // Per vector of columns, tap q's lanes and the output column its lane 0 reads: the same for
+  // every channel and row, so computed once per vector (col2im_any keeps Q <= kMaxTapsWide).
+  __mmask16 mask[kMaxTapsWide];
+  int64_t first[kMaxTapsWide];
+  for (int64_t j0 = 0; j0 < W; j0 += 16) {
+    const int64_t width = std::min<int64_t>(16, W - j0);
+    for (int64_t q = 0; q < Q; ++q) {
+      first[q] = j0 + s.pad_w - q * s.dilation_w;  // lane l reads output column first + l
+      mask[q] = lanes(std::max<int64_t>(0, -first[q]), std::min(width, OW - first[q]));
+    }
+    for (int64_t c = 0; c < s.in_channels; ++c) {
+      for (int64_t ih = 0; ih < H; ++ih) {
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t r = 0; r < R; ++r) {
+          const int64_t oh = ih + s.pad_h - r * s.dilation_h;
+          if (oh < 0 || oh >= OH) continue;
+          const float* rows = col + (c * R + r) * Q * ld + oh * OW;
+          // Masked lanes are not read, so a row's start may lie before the first lane read.
+          for (int64_t q = 0; q < Q; ++q) {
+            sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask[q], rows + q * ld + first[q]));
+          }
+        }
+        _mm512_mask_storeu_ps(dx + (c * H + ih) * W + j0, lanes(0, width), sum);
+      }
+    }
+  }
+}
+
+template <class T>
+void col2im_any(const T* col, int64_t ld, T* dx, const Conv2dShape& s) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (s.stride_h == 1 && s.stride_w == 1 && s.kernel_w <= kMaxTapsWide &&
+        direct_isa() == DirectIsa::avx512) {
+      col2im_stride1_avx512(col, ld, dx, s);
+      return;
+    }
+  }
+  col2im(col, ld, dx, s);
+}
+
 // Images [n0, n1) of the forward, in groups; ws holds group_elements(s).
 template <class T>
 void forward_images(const T* x, const T* w, const T* bias, T* y, const Conv2dShape& s, int64_t n0,
@@ -158,83 +213,7 @@ void backward_input_images(const T* dy, const T* w, T* dx, const Conv2dShape& s,
     const int64_t nb = std::min(G, n1 - g0), L = nb * P;
     gather_dy(dy, dyg, g0, nb, s);
     gemm<T>(true, false, CRS, L, K, T(1), w, CRS, dyg, L, T(0), col, L);
-    for (int64_t i = 0; i < nb; ++i) col2im(col + i * P, L, dx + (g0 + i) * x_image, s);
-  }
-}
-
-// The direct weight gradient for float, stride 1, no padding, no dilation (the tutorial's
-// convs), on AVX-512: dw[k, c, r, q] = sum over n, oh, ow of dy[n, k, oh, ow] * x[n, c, oh + r,
-// ow + q]. No im2col and no packing: for each (c, r, q) and block of up to 10 output channels,
-// 10 zmm accumulators run over images, output rows and 16-wide chunks of the output row (the
-// tail chunk masked, so nothing past a row is read), then each is reduced to one number. The
-// im2col + gemm path spent most of its time packing these thin [10 x 25] / [20 x 250] products.
-bool direct_weight_grad_applies(const Conv2dShape& s) {
-  static const bool avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return avx512 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0 &&
-         s.dilation_h == 1 && s.dilation_w == 1;
-}
-
-// dw[k0 + j, c, r, q] for j < KB, KB = 10 or 1. The accumulators are named variables: as an
-// array (even with KB a template constant) GCC kept them on the stack, several times slower.
-template <int KB>
-__attribute__((target("avx512f"))) void weight_grad_block_avx512(const float* dy, const float* x,
-                                                                  float* dw, const Conv2dShape& s,
-                                                                  int64_t n0, int64_t n1,
-                                                                  int64_t c, int64_t r, int64_t q,
-                                                                  int64_t k0) {
-  static_assert(KB == 10 || KB == 1, "blocks of 10 output channels, or one");
-  const int64_t K = s.out_channels, C = s.in_channels, R = s.kernel_h, Q = s.kernel_w;
-  const int64_t H = s.in_h, W = s.in_w, OH = s.out_h(), OW = s.out_w(), P = OH * OW;
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0,
-         a8 = a0, a9 = a0;
-  for (int64_t n = n0; n < n1; ++n) {
-    const float* xc = x + (n * C + c) * H * W;
-    const float* dyn = dy + (n * K + k0) * P;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      // Input row oh + r from column q: OW elements, all inside the row (OW = W - Q + 1).
-      const float* xrow = xc + (oh + r) * W + q;
-      const float* d = dyn + oh * OW;
-      for (int64_t ow = 0; ow < OW; ow += 16) {
-        const int64_t valid = std::min<int64_t>(16, OW - ow);
-        const __mmask16 m = valid == 16 ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1);
-        const __m512 xv = _mm512_maskz_loadu_ps(m, xrow + ow);
-        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + ow), xv, a0);
-        if constexpr (KB == 10) {
-          a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 1 * P + ow), xv, a1);
-          a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 2 * P + ow), xv, a2);
-          a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 3 * P + ow), xv, a3);
-          a4 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 4 * P + ow), xv, a4);
-          a5 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 5 * P + ow), xv, a5);
-          a6 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 6 * P + ow), xv, a6);
-          a7 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 7 * P + ow), xv, a7);
-          a8 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 8 * P + ow), xv, a8);
-          a9 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, d + 9 * P + ow), xv, a9);
-        }
-      }
-    }
-  }
-  const int64_t step = C * R * Q, at = ((k0 * C + c) * R + r) * Q + q;  // dw[k0, c, r, q]
-  dw[at] = _mm512_reduce_add_ps(a0);
-  if constexpr (KB == 10) {
-    const __m512 rest[9] = {a1, a2, a3, a4, a5, a6, a7, a8, a9};
-    for (int j = 0; j < 9; ++j) dw[at + (j + 1) * step] = _mm512_reduce_add_ps(rest[j]);
-  }
-}
-
-void weight_grad_direct_avx512(const float* dy, const float* x, float* dw, const Conv2dShape& s,
-                               int64_t n0, int64_t n1) {
-  const int64_t K = s.out_channels;
-  for (int64_t c = 0; c < s.in_channels; ++c) {
-    for (int64_t r = 0; r < s.kernel_h; ++r) {
-      for (int64_t q = 0; q < s.kernel_w; ++q) {
-        int64_t k0 = 0;
-        for (; k0 + 10 <= K; k0 += 10) weight_grad_block_avx512<10>(dy, x, dw, s, n0, n1, c, r, q, k0);
-        for (; k0 < K; ++k0) weight_grad_block_avx512<1>(dy, x, dw, s, n0, n1, c, r, q, k0);
-      }
-    }
+    for (int64_t i = 0; i < nb; ++i) col2im_any(col + i * P, L, dx + (g0 + i) * x_image, s);
   }
 }
 
@@ -250,17 +229,62 @@ void backward_weight_images(const T* dy, const T* x, T* dw, const Conv2dShape& s
     std::fill(dw, dw + K * CRS, T(0));
     return;
   }
-  if constexpr (std::is_same_v<T, float>) {
-    if (direct_weight_grad_applies(s)) {
-      weight_grad_direct_avx512(dy, x, dw, s, n0, n1);
-      return;
-    }
-  }
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
     const int64_t nb = std::min(G, n1 - g0), L = nb * P;
     for (int64_t i = 0; i < nb; ++i) im2col(x + (g0 + i) * x_image, col + i * P, L, s);
     gather_dy(dy, dyg, g0, nb, s);
     gemm<T>(false, true, K, CRS, L, T(1), dyg, L, col, L, g0 == n0 ? T(0) : T(1), dw, CRS);
+  }
+}
+
+// dw by im2col + gemm: thread t sums images [batch * t / threads, batch * (t + 1) / threads)
+// into its partial (the last dw_size elements of its workspace slice); partials are added in
+// thread order.
+template <class T>
+void weight_grad_gemm_path(const T* dy, const T* x, T* dw, const Conv2dShape& s, T* workspace) {
+  const int64_t dw_size = s.out_channels * crs(s), slice = group_elements(s) + dw_size;
+  const int threads = image_threads(s);
+  if (threads == 1) {
+    backward_weight_images(dy, x, dw, s, 0, s.batch, workspace);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    T* mine = workspace + t * slice;
+    backward_weight_images(dy, x, mine + group_elements(s), s, s.batch * t / threads,
+                           s.batch * (t + 1) / threads, mine);
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < dw_size; ++i) {
+      T sum = workspace[group_elements(s) + i];
+      for (int u = 1; u < threads; ++u) sum += workspace[u * slice + group_elements(s) + i];
+      dw[i] = sum;
+    }
+  }
+}
+
+// dbias[k] = the sum of dy[:, k] over images and positions. Serial: K * batch * P additions is a
+// few microseconds at these sizes, less than a fork.
+template <class T>
+void bias_grad(const T* dy, T* dbias, const Conv2dShape& s) {
+  const int64_t K = s.out_channels, P = plane(s);
+  for (int64_t k = 0; k < K; ++k) {
+    T total = T(0);
+    for (int64_t n = 0; n < s.batch; ++n) {
+      const T* row = dy + (n * K + k) * P;
+      // 8 partial sums in a fixed order: a single chain of dependent adds was 0.7 ms of
+      // conv1's weight gradient (368 K additions at 4 cycles each).
+      T part[8] = {};
+      int64_t p = 0;
+      for (; p + 8 <= P; p += 8) {
+        for (int u = 0; u < 8; ++u) part[u] += row[p + u];
+      }
+      T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+      for (; p < P; ++p) sum += row[p];
+      total += sum;
+    }
+    dbias[k] = total;
   }
 }
 
@@ -278,7 +302,9 @@ int64_t conv2d_backward_input_workspace(const Conv2dShape& s) {
 }
 
 int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
-  return int64_t(get_num_threads()) * (group_elements(s) + s.out_channels * crs(s));
+  const int64_t gemm_path = int64_t(get_num_threads()) * (group_elements(s) + s.out_channels * crs(s));
+  return direct_weight_grad_applies(s) ? std::max(gemm_path, direct_weight_grad_workspace(s))
+                                       : gemm_path;
 }
 
 template <class T>
@@ -323,49 +349,16 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
 template <class T>
 void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
                             const Conv2dShape& s, T* workspace) {
-  const int64_t K = s.out_channels, P = plane(s), y_image = K * P;
-  const int64_t dw_size = K * crs(s), slice = group_elements(s) + dw_size;
-  const int threads = image_threads(s);
-  if (threads == 1) {
-    backward_weight_images(dy, x, dw, s, 0, s.batch, workspace);
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_weight_grad_applies(s)) {
+      direct_weight_grad(dy, x, dw, s, workspace);
+    } else {
+      weight_grad_gemm_path(dy, x, dw, s, workspace);
+    }
   } else {
-    // Thread t sums images [batch * t / threads, batch * (t + 1) / threads) into its partial
-    // (the last dw_size elements of its slice); partials are added in thread order.
-#pragma omp parallel num_threads(threads)
-    {
-      const int t = omp_get_thread_num();
-      T* mine = workspace + t * slice;
-      backward_weight_images(dy, x, mine + group_elements(s), s, s.batch * t / threads,
-                             s.batch * (t + 1) / threads, mine);
-#pragma omp barrier
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < dw_size; ++i) {
-        T sum = workspace[group_elements(s) + i];
-        for (int u = 1; u < threads; ++u) sum += workspace[u * slice + group_elements(s) + i];
-        dw[i] = sum;
-      }
-    }
+    weight_grad_gemm_path(dy, x, dw, s, workspace);
   }
-  if (dbias_or_null) {
-    // Serial: K * batch * P additions is a few microseconds at these sizes, less than a fork.
-    for (int64_t k = 0; k < K; ++k) {
-      T total = T(0);
-      for (int64_t n = 0; n < s.batch; ++n) {
-        const T* row = dy + n * y_image + k * P;
-        // 8 partial sums in a fixed order: a single chain of dependent adds was 0.7 ms of
-        // conv1's weight gradient (368 K additions at 4 cycles each).
-        T part[8] = {};
-        int64_t p = 0;
-        for (; p + 8 <= P; p += 8) {
-          for (int u = 0; u < 8; ++u) part[u] += row[p + u];
-        }
-        T sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-        for (; p < P; ++p) sum += row[p];
-        total += sum;
-      }
-      dbias_or_null[k] = total;
-    }
-  }
+  if (dbias_or_null) bias_grad(dy, dbias_or_null, s);
 }
 
 #define EMBER_INSTANTIATE_CONV2D(T)                                                              \

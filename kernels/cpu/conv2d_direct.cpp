@@ -12,11 +12,11 @@
 namespace ember::kernels::cpu {
 namespace {
 
-// Note: the input-width grid. With stride 1 and no padding, output (oh, ow) reads input
+// Note [the input-width grid]. With stride 1 and no padding, output (oh, ow) reads input
 // (oh + r, ow + q), so at grid position p = oh * W + ow (W the *input* width) tap (r, q) reads
 // x[p + r * W + q]: one contiguous run across output rows. The kernels compute every grid
-// position p < grid_len(s) = (OH - 1) * W + OW with full vectors along p, then keep the columns
-// ow < OW. conv1 (W 28, OW 24) uses 86 % of the lanes this way and conv2 (W 12, OW 8) 67 %,
+// position p < direct_grid_len(s) = (OH - 1) * W + OW with full vectors along p, then keep the
+// columns ow < OW. conv1 (W 28, OW 24) uses 86 % of the lanes this way and conv2 (W 12, OW 8) 67 %,
 // against 75 % and 50 % when each output row is vectorised on its own. The largest index read,
 // grid_len - 1 + (R - 1) * W + Q - 1, is H * W - 1: the last chunk's loads are masked, so no load
 // leaves the image's plane. The grid of a block of output channels is written to a per-thread
@@ -29,24 +29,7 @@ namespace {
 
 constexpr int kMaxBlock = 10;
 
-int64_t grid_len(const Conv2dShape& s) { return (s.out_h() - 1) * s.in_w + s.out_w(); }
-int64_t grid_ld(const Conv2dShape& s) { return (grid_len(s) + 15) / 16 * 16; }
 int64_t taps(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kernel_w; }
-
-enum class Isa { none, avx2, avx512 };
-
-Isa pick_isa() {
-  static const Isa isa = [] {
-    __builtin_cpu_init();
-    const char* forced = std::getenv("EMBER_GEMM_ISA");
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (forced && std::strcmp(forced, "scalar") == 0) return Isa::none;
-    if (forced && std::strcmp(forced, "avx2") == 0) return avx2 ? Isa::avx2 : Isa::none;
-    if (__builtin_cpu_supports("avx512f")) return Isa::avx512;
-    return avx2 ? Isa::avx2 : Isa::none;
-  }();
-  return isa;
-}
 
 // The first n (1..16) lanes.
 inline __mmask16 lanes16(int64_t n) {
@@ -54,7 +37,7 @@ inline __mmask16 lanes16(int64_t n) {
 }
 
 // Accumulator j of vector v is a<v>_<j>: named variables, not an array (GCC keeps an array of
-// __m512 on the stack; see the weight-gradient kernel in conv2d.cpp). EMBER_BLOCK(X) expands
+// __m512 on the stack, several times slower). EMBER_BLOCK(X) expands
 // X(j) for the ten channels; the `if constexpr (KB > j)` inside X drops the unused ones.
 #define EMBER_BLOCK(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
 
@@ -65,7 +48,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float*
                                                      const float* bias, float* out, int64_t ld,
                                                      int64_t p, const Conv2dShape& s) {
   const int64_t K = s.out_channels, R = s.kernel_h, Q = s.kernel_w, W = s.in_w;
-  const int64_t HW = s.in_h * s.in_w, len = grid_len(s);
+  const int64_t HW = s.in_h * s.in_w, len = direct_grid_len(s);
   const __mmask16 m0 = lanes16(len - p), m1 = NV == 2 ? lanes16(len - p - 16) : 0;
 #define EMBER_INIT(j)                                                                          \
   __m512 a0_##j = _mm512_setzero_ps(), a1_##j = a0_##j;                                        \
@@ -116,7 +99,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, const float* 
                                                    int64_t p, const Conv2dShape& s) {
   const int64_t K = s.out_channels, R = s.kernel_h, Q = s.kernel_w, W = s.in_w;
   const int64_t HW = s.in_h * s.in_w;
-  const __m256i m = lanes8(grid_len(s) - p);
+  const __m256i m = lanes8(direct_grid_len(s) - p);
 #define EMBER_INIT(j)                                                                          \
   __m256 a0_##j = _mm256_setzero_ps();                                                          \
   if constexpr (KB > j) {                                                                       \
@@ -145,12 +128,12 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, const float* 
 
 #undef EMBER_BLOCK
 
-// The whole grid of one block into out (KB rows of grid_ld(s)).
+// The whole grid of one block into out (KB rows of direct_grid_ld(s)).
 template <int KB>
-void block_grid(Isa isa, const float* x, const float* wt, const float* bias, float* out,
+void block_grid(DirectIsa isa, const float* x, const float* wt, const float* bias, float* out,
                 const Conv2dShape& s) {
-  const int64_t len = grid_len(s), ld = grid_ld(s);
-  if (isa == Isa::avx512) {
+  const int64_t len = direct_grid_len(s), ld = direct_grid_ld(s);
+  if (isa == DirectIsa::avx512) {
     int64_t p = 0;
     for (; p + 16 < len; p += 32) tile_avx512<KB, 2>(x, wt, bias, out, ld, p, s);
     if (p < len) tile_avx512<KB, 1>(x, wt, bias, out, ld, p, s);
@@ -159,7 +142,7 @@ void block_grid(Isa isa, const float* x, const float* wt, const float* bias, flo
   }
 }
 
-void block_grid_any(int kb, Isa isa, const float* x, const float* wt, const float* bias,
+void block_grid_any(int kb, DirectIsa isa, const float* x, const float* wt, const float* bias,
                     float* out, const Conv2dShape& s) {
   switch (kb) {
     case 1: return block_grid<1>(isa, x, wt, bias, out, s);
@@ -179,11 +162,11 @@ void block_grid_any(int kb, Isa isa, const float* x, const float* wt, const floa
 int64_t channel_blocks(const Conv2dShape& s) { return (s.out_channels + kMaxBlock - 1) / kMaxBlock; }
 
 // Task t = (image t / blocks, block t % blocks): its grid, then its valid columns to y.
-void forward_task(Isa isa, int64_t t, const float* x, const float* wt, const float* bias, float* y,
+void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, const float* bias, float* y,
                   const Conv2dShape& s, float* scratch) {
   const int64_t K = s.out_channels, nb = channel_blocks(s), n = t / nb, b = t % nb;
   const int64_t k0 = K * b / nb, k1 = K * (b + 1) / nb;
-  const int64_t OH = s.out_h(), OW = s.out_w(), W = s.in_w, ld = grid_ld(s);
+  const int64_t OH = s.out_h(), OW = s.out_w(), W = s.in_w, ld = direct_grid_ld(s);
   block_grid_any(int(k1 - k0), isa, x + n * s.in_channels * s.in_h * W, wt + k0,
                  bias ? bias + k0 : nullptr, scratch, s);
   for (int64_t k = k0; k < k1; ++k) {
@@ -197,13 +180,26 @@ void forward_task(Isa isa, int64_t t, const float* x, const float* wt, const flo
 
 }  // namespace
 
+DirectIsa direct_isa() {
+  static const DirectIsa isa = [] {
+    __builtin_cpu_init();
+    const char* forced = std::getenv("EMBER_GEMM_ISA");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (forced && std::strcmp(forced, "scalar") == 0) return DirectIsa::none;
+    if (forced && std::strcmp(forced, "avx2") == 0) return avx2 ? DirectIsa::avx2 : DirectIsa::none;
+    if (__builtin_cpu_supports("avx512f")) return DirectIsa::avx512;
+    return avx2 ? DirectIsa::avx2 : DirectIsa::none;
+  }();
+  return isa;
+}
+
 bool direct_forward_applies(const Conv2dShape& s) {
-  return pick_isa() != Isa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
+  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
          s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
 }
 
 int64_t direct_forward_workspace(const Conv2dShape& s) {
-  return s.out_channels * taps(s) + int64_t(get_num_threads()) * kMaxBlock * grid_ld(s);
+  return s.out_channels * taps(s) + int64_t(get_num_threads()) * kMaxBlock * direct_grid_ld(s);
 }
 
 void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
@@ -214,8 +210,8 @@ void direct_forward(const float* x, const float* w, const float* bias_or_null, f
     for (int64_t tap = 0; tap < T; ++tap) wt[tap * K + k] = w[k * T + tap];
   }
   float* scratch = workspace + K * T;
-  const int64_t scratch_size = kMaxBlock * grid_ld(s), tasks = s.batch * channel_blocks(s);
-  const Isa isa = pick_isa();
+  const int64_t scratch_size = kMaxBlock * direct_grid_ld(s), tasks = s.batch * channel_blocks(s);
+  const DirectIsa isa = direct_isa();
   const int nt = get_num_threads();
   if (nt == 1 || tasks < nt || omp_in_parallel()) {
     for (int64_t t = 0; t < tasks; ++t) forward_task(isa, t, x, wt, bias_or_null, y, s, scratch);

@@ -1,7 +1,10 @@
-// The direct (no im2col) float32 forward convolution for stride 1, no padding, no dilation: the
-// tutorial's conv1 and conv2. Internal to kernels/cpu: conv2d_forward dispatches here.
-// defines: ember::kernels::cpu::direct_forward_applies, direct_forward_workspace,
-//          direct_forward
+// The direct (no im2col) float32 convolution passes for stride 1, no padding, no dilation: the
+// tutorial's conv1 and conv2. Internal to kernels/cpu: conv2d_forward and conv2d_backward_weight
+// dispatch here. Both work on the input-width grid (Note [the input-width grid] in
+// conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads x[p + r * in_w + q].
+// defines: ember::kernels::cpu::DirectIsa, direct_isa, direct_grid_len, direct_grid_ld,
+//          direct_forward_applies, direct_forward_workspace, direct_forward,
+//          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad
 #pragma once
 
 #include <cstdint>
@@ -10,8 +13,17 @@
 
 namespace ember::kernels::cpu {
 
-// True when direct_forward runs s: stride 1, pad 0, dilation 1, and a CPU with AVX-512F or
-// AVX2 + FMA (EMBER_GEMM_ISA=avx2 / =scalar narrow the choice, as they do for gemm).
+// The vector instructions the direct kernels use on this CPU: AVX-512F, else AVX2 + FMA, else none.
+// EMBER_GEMM_ISA=avx2 / =scalar narrow the choice, as they do for gemm.
+enum class DirectIsa { none, avx2, avx512 };
+DirectIsa direct_isa();
+
+// Grid positions computed per image, (out_h - 1) * in_w + out_w, and that count rounded up to
+// whole vectors of 16: the row length of the kernels' grid buffers.
+inline int64_t direct_grid_len(const Conv2dShape& s) { return (s.out_h() - 1) * s.in_w + s.out_w(); }
+inline int64_t direct_grid_ld(const Conv2dShape& s) { return (direct_grid_len(s) + 15) / 16 * 16; }
+
+// True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none.
 bool direct_forward_applies(const Conv2dShape& s);
 
 // Elements of float direct_forward needs: the weights transposed to [C*R*S, K] plus one
@@ -23,5 +35,19 @@ int64_t direct_forward_workspace(const Conv2dShape& s);
 // thread count (each output is summed by one task, taps in the order c, r, q).
 void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                     const Conv2dShape& s, float* workspace);
+
+// True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, and direct_isa() is avx512.
+bool direct_weight_grad_applies(const Conv2dShape& s);
+
+// Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of
+// get_num_threads(), the dy grid of a group of images and the vector accumulators of its tasks.
+int64_t direct_weight_grad_workspace(const Conv2dShape& s);
+
+// dw = d(loss)/dw for y = conv(x, w), given dy (no bias gradient). Requires
+// direct_weight_grad_applies(s) and a workspace of direct_weight_grad_workspace(s) floats.
+// Guarantees: overwrites dw; bit-for-bit the same for every thread count (each weight is summed by
+// one task over images, then positions, in a fixed order).
+void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+                        float* workspace);
 
 }  // namespace ember::kernels::cpu

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv2d.h"
+#include "kernels/cpu/conv2d_direct.h"
 #include "kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
@@ -108,6 +109,8 @@ std::vector<cpu::Conv2dShape> shapes() {
   out.push_back({2, 1, 4, 4, 1, 2, 2, 3, 3});                 // stride larger than the kernel
   out.push_back({37, 3, 10, 10, 4, 3, 3});                    // several image groups and a partial one
   out.push_back({9, 2, 7, 7, 3, 3, 3, 2, 2, 1, 1});           // groups with stride and padding
+  out.push_back({2, 3, 9, 37, 4, 3, 3, 1, 1, 2, 1, 2, 3});    // stride 1, padded and dilated, W > 16
+  out.push_back({2, 2, 6, 20, 3, 2, 7, 1, 1, 0, 4});          // padding wider than half the kernel
   return out;
 }
 
@@ -199,6 +202,32 @@ TEST_CASE("conv2d forward with stride 1 and no padding gives the same bits for e
     if (y1.empty()) y1 = y;
     CAPTURE(threads);
     CHECK(y == y1);
+  }
+  cpu::set_num_threads(saved);
+}
+
+TEST_CASE("conv2d backward_weight with stride 1 and no padding gives the same bits for every thread count",
+          "[conv2d]") {
+  const cpu::Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
+  if (!cpu::direct_weight_grad_applies(s)) {
+    WARN("no AVX-512 (or EMBER_GEMM_ISA narrows it): the im2col path is deterministic only for a "
+         "fixed thread count, checked above");
+    return;
+  }
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(s.batch * 10 * 144), dy(s.batch * 20 * 64);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : dy) v = dist(rng);
+  const int saved = cpu::get_num_threads();
+  std::vector<float> dw1;
+  for (int threads : {1, 2, 3}) {
+    cpu::set_num_threads(threads);
+    std::vector<float> ws(cpu::conv2d_backward_weight_workspace(s)), dw(20 * 250, NAN);
+    cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw.data(), nullptr, s, ws.data());
+    if (dw1.empty()) dw1 = dw;
+    CAPTURE(threads);
+    CHECK(dw == dw1);
   }
   cpu::set_num_threads(saved);
 }
