@@ -57,19 +57,23 @@ double fma_loop(int64_t iters, float* sink) {
   return double(iters) * 2;
 }
 
+// GFLOP/s of one run of the FMA loop on `threads` threads, `iters` rounds each; *seconds gets
+// its duration.
+double fma_rate(int threads, int64_t iters, double* seconds) {
+  float sinks[64] = {};
+  double flops = 0;
+  const auto t0 = Clock::now();
+#pragma omp parallel num_threads(threads) reduction(+ : flops)
+  flops += fma_loop(iters, &sinks[omp_get_thread_num() % 64]);
+  *seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  benchmark::DoNotOptimize(sinks);
+  return flops / *seconds * 1e-9;
+}
+
 // Best of 5 short runs: the machine is shared, and a ceiling is the best it can do.
 double measure_cpu_peak(int threads) {
-  double best = 0;
-  float sinks[64] = {};
-  for (int rep = 0; rep < 5; ++rep) {
-    double flops = 0;
-    const auto t0 = Clock::now();
-#pragma omp parallel num_threads(threads) reduction(+ : flops)
-    flops += fma_loop(4'000'000, &sinks[omp_get_thread_num() % 64]);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, flops / s * 1e-9);
-  }
-  benchmark::DoNotOptimize(sinks);
+  double best = 0, seconds = 0;
+  for (int rep = 0; rep < 5; ++rep) best = std::max(best, fma_rate(threads, 4'000'000, &seconds));
   return best;
 }
 
@@ -129,6 +133,15 @@ double measure_cuda_copy() {
 }
 
 }  // namespace
+
+double cpu_peak_now(int threads, double seconds) {
+  int64_t iters = 100'000;
+  double elapsed = 0;
+  fma_rate(threads, iters, &elapsed);
+  // Size the measured run from that probe so that it lasts about `seconds`.
+  iters = std::max<int64_t>(iters, int64_t(double(iters) * seconds / std::max(elapsed, 1e-6)));
+  return fma_rate(threads, iters, &elapsed);
+}
 
 Ceiling ceiling(const Target& target) {
   static std::map<std::string, Ceiling> cache;

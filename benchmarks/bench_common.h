@@ -68,6 +68,10 @@ struct Ceiling {
 };
 Ceiling ceiling(const Target& target);
 
+// The CPU FP32 FMA rate in GFLOP/s right now: the FMA loop on `threads` threads for about
+// `seconds`. For ratios taken side by side with a kernel (see sgemm's of_peak_paired).
+double cpu_peak_now(int threads, double seconds);
+
 // Sets GFLOP/s, GB/s and their fractions of the target's ceiling (flops and bytes per
 // iteration; either may be 0), plus items/s when items_per_iteration > 0.
 void report(benchmark::State& state, const Target& target, const Timer& timer, double flops,
