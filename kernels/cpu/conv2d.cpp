@@ -117,7 +117,7 @@ constexpr int64_t kMaxTapsWide = 64;
 // over r, q of col[(c, r, q), ih + pad_h - r * dil_h, iw + pad_w - q * dil_w], the columns outside
 // [0, OW) masked off. It writes dx once (no zero fill, no read-modify-write); the scatter form
 // above adds rows of OW floats one loop at a time, which was most of conv2's input gradient
-// (250 x 8 loops of 8 floats per image). Terms are added in the order r, q: deterministic.
+// (250 x 8 loops of 8 floats per image). Terms are added in a fixed order: deterministic.
 __attribute__((target("avx512f"))) void col2im_stride1_avx512(const float* col, int64_t ld,
                                                                float* dx, const Conv2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w(), H = s.in_h, W = s.in_w;
@@ -137,17 +137,21 @@ __attribute__((target("avx512f"))) void col2im_stride1_avx512(const float* col, 
     }
     for (int64_t c = 0; c < s.in_channels; ++c) {
       for (int64_t ih = 0; ih < H; ++ih) {
-        __m512 sum = _mm512_setzero_ps();
+        // Two sums (even and odd q) halve the chain of dependent adds.
+        __m512 even = _mm512_setzero_ps(), odd = even;
         for (int64_t r = 0; r < R; ++r) {
           const int64_t oh = ih + s.pad_h - r * s.dilation_h;
           if (oh < 0 || oh >= OH) continue;
           const float* rows = col + (c * R + r) * Q * ld + oh * OW;
           // Masked lanes are not read, so a row's start may lie before the first lane read.
-          for (int64_t q = 0; q < Q; ++q) {
-            sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask[q], rows + q * ld + first[q]));
+          int64_t q = 0;
+          for (; q + 1 < Q; q += 2) {
+            even = _mm512_add_ps(even, _mm512_maskz_loadu_ps(mask[q], rows + q * ld + first[q]));
+            odd = _mm512_add_ps(odd, _mm512_maskz_loadu_ps(mask[q + 1], rows + (q + 1) * ld + first[q + 1]));
           }
+          if (q < Q) even = _mm512_add_ps(even, _mm512_maskz_loadu_ps(mask[q], rows + q * ld + first[q]));
         }
-        _mm512_mask_storeu_ps(dx + (c * H + ih) * W + j0, lanes(0, width), sum);
+        _mm512_mask_storeu_ps(dx + (c * H + ih) * W + j0, lanes(0, width), _mm512_add_ps(even, odd));
       }
     }
   }

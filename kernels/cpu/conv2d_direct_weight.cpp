@@ -173,6 +173,7 @@ void valid_lanes(const Conv2dShape& s, __mmask16* masks) {
 // dyg[i, k - k_lo, :] for images [n0, n0 + nb), channels [k_lo, k_hi): dy on the grid, zeros
 // in the columns ow >= OW and past the grid's length. Rows are a few floats (conv2: 8), so they
 // are moved with masked vectors rather than memcpy / memset calls.
+// (The last grid row may end before W: ld can be < OH * W; `keep` stops there.)
 __attribute__((target("avx512f"))) void build_dy_grid(const float* dy, float* dyg, int64_t n0,
                                                       int64_t nb, int64_t k_lo, int64_t k_hi,
                                                       const Conv2dShape& s) {
@@ -182,13 +183,16 @@ __attribute__((target("avx512f"))) void build_dy_grid(const float* dy, float* dy
     for (int64_t k = k_lo; k < k_hi; ++k) {
       const float* src = dy + ((n0 + i) * K + k) * OH * OW;
       float* dst = dyg + (i * (k_hi - k_lo) + k - k_lo) * ld;
-      for (int64_t p = 0; p < ld; p += 16) _mm512_storeu_ps(dst + p, _mm512_setzero_ps());
+      // Each grid row of W floats in one pass: dy's OW values, then zeros.
       for (int64_t oh = 0; oh < OH; ++oh) {
-        for (int64_t ow = 0; ow < OW; ow += 16) {
-          const __mmask16 m = lanes16(OW - ow);
-          _mm512_mask_storeu_ps(dst + oh * W + ow, m, _mm512_maskz_loadu_ps(m, src + oh * OW + ow));
+        for (int64_t c = 0; c < W && oh * W + c < ld; c += 16) {
+          const __mmask16 keep = lanes16(std::min(W, ld - oh * W) - c);
+          const __mmask16 valid = c < OW ? lanes16(OW - c) : __mmask16(0);
+          _mm512_mask_storeu_ps(dst + oh * W + c, keep,
+                                _mm512_maskz_loadu_ps(valid & keep, src + oh * OW + c));
         }
       }
+      for (int64_t p = OH * W; p < ld; ++p) dst[p] = 0.0f;
     }
   }
 }

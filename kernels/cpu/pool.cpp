@@ -67,6 +67,41 @@ __attribute__((target("avx512f"))) void pool2x2_plane_avx512(const float* in, fl
   }
 }
 
+// The backward of one plane of that pool in gather form, 8 windows (16 input columns) at a
+// time: the windows do not overlap, so dx[ih, iw] = dy of its window where the window's argmax
+// is (ih, iw), else 0. Each window's dy and argmax are duplicated to its two columns and compared
+// with the lane's index; dx is written once, without the zero fill and scattered adds of the
+// general path. Inputs outside every window (the last row or column when H or W is odd) get 0.
+__attribute__((target("avx512f"))) void pool2x2_backward_plane_avx512(const float* dy,
+                                                                        const int64_t* arg,
+                                                                        float* dx, int64_t H,
+                                                                        int64_t W, int64_t OH,
+                                                                        int64_t OW) {
+  const __m512i pairs = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    for (int64_t ow = 0; ow < OW; ow += 8) {
+      const int64_t n = std::min<int64_t>(8, OW - ow);  // windows in this block
+      const __mmask8 mw = __mmask8((1u << n) - 1);
+      const __mmask16 mi = __mmask16((1u << (2 * n)) - 1);  // their input columns
+      const __m512 g = _mm512_maskz_loadu_ps(__mmask16(mw), dy + oh * OW + ow);
+      const __m256i a = _mm512_cvtepi64_epi32(_mm512_maskz_loadu_epi64(mw, arg + oh * OW + ow));
+      const __m512 g2 = _mm512_permutexvar_ps(pairs, g);
+      const __m512i a2 = _mm512_permutexvar_epi32(pairs, _mm512_castsi256_si512(a));
+      for (int64_t ih = 2 * oh; ih < 2 * oh + 2; ++ih) {
+        const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(int32_t(ih * W + 2 * ow)), lane);
+        const __mmask16 hit = _mm512_cmpeq_epi32_mask(a2, index);
+        _mm512_mask_storeu_ps(dx + ih * W + 2 * ow, mi, _mm512_maskz_mov_ps(hit, g2));
+      }
+    }
+    if (W > 2 * OW) {
+      dx[2 * oh * W + W - 1] = 0.0f;
+      dx[(2 * oh + 1) * W + W - 1] = 0.0f;
+    }
+  }
+  std::fill(dx + 2 * OH * W, dx + H * W, 0.0f);
+}
+
 template <class T, bool kRelu>
 void pool_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
@@ -152,9 +187,22 @@ template <class T>
 void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s) {
   const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w;
   const int64_t out_plane = s.out_h() * s.out_w();
+  const bool tutorial_pool = s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 &&
+                             s.stride_w == 2 && s.pad_h == 0 && s.pad_w == 0;
+  static const bool use_avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
 #pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     T* d = dx + pl * in_plane;
+    if constexpr (std::is_same_v<T, float>) {
+      if (tutorial_pool && use_avx512 && in_plane < (int64_t(1) << 31)) {
+        pool2x2_backward_plane_avx512(dy + pl * out_plane, argmax + pl * out_plane, d, s.in_h,
+                                      s.in_w, s.out_h(), s.out_w());
+        continue;
+      }
+    }
     std::fill(d, d + in_plane, T(0));
     const T* g = dy + pl * out_plane;
     const int64_t* arg = argmax + pl * out_plane;

@@ -81,8 +81,10 @@ void check_conv(const cpu::Conv2dShape& s, bool with_bias, std::mt19937& rng) {
   const Reference ref = naive(x, w, b, dy, s);
   const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
 
+  // NaN in the workspace: a kernel that reads scratch it did not write shows up in the results.
   std::vector<T> ws(std::max({cpu::conv2d_forward_workspace(s), cpu::conv2d_backward_input_workspace(s),
-                              cpu::conv2d_backward_weight_workspace(s)}));
+                              cpu::conv2d_backward_weight_workspace(s)}),
+                    T(NAN));
   std::vector<T> y(dy.size(), T(NAN)), dx(x.size(), T(NAN)), dw(w.size(), T(NAN));
   std::vector<T> db(s.out_channels, T(NAN));
   cpu::conv2d_forward<T>(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), s, ws.data());
