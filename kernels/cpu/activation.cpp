@@ -17,13 +17,13 @@ int threads_for(int64_t n) {
 }  // namespace
 
 template <class T>
-void relu_forward(const T* x, T* y, int64_t n) {
+EMBER_VECTOR_CLONES void relu_forward(const T* x, T* y, int64_t n) {
 #pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
 }
 
 template <class T>
-void relu_backward(const T* dy, const T* y, T* dx, int64_t n) {
+EMBER_VECTOR_CLONES void relu_backward(const T* dy, const T* y, T* dx, int64_t n) {
 #pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     // dy is read on both sides of the select: a read under the condition kept GCC from

@@ -31,7 +31,7 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
 }
 
 template <class T>
-void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p) {
+EMBER_VECTOR_CLONES void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p) {
   const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
 #pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
