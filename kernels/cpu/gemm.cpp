@@ -98,14 +98,16 @@ struct Arch {
 // every k > 0 read padding, the bug behind 2x3 * 3x2 giving 1 1 4 4).
 constexpr int kAvx512MR = 14, kAvx512NR = 32, kAvx2MR = 6, kAvx2NR = 16;
 
-__attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const float* a,
-                                                            const float* b, float* c, int64_t ldc,
-                                                            float alpha, float beta) {
-  constexpr int MR = kAvx512MR;
+// acc = the 14 x 32 product of an A sliver and a B sliver over kc steps (acc0: columns 0-15,
+// acc1: 16-31), shared by the full-tile and edge kernels. kPrefetch: B streams from L2 (the A
+// sliver stays in L1), so fetch 16 rows of k ahead; the edge kernel's slivers are short.
+template <bool kPrefetch>
+__attribute__((target("avx512f"), always_inline)) inline void accumulate_14x32(
+    int64_t kc, const float* a, const float* b, __m512 (&acc0)[kAvx512MR],
+    __m512 (&acc1)[kAvx512MR]) {
   static_assert(kAvx512NR == 32, "the AVX-512 kernel holds two zmm per row");
-  __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 14
-  for (int i = 0; i < MR; ++i) {
+  for (int i = 0; i < kAvx512MR; ++i) {
     acc0[i] = _mm512_setzero_ps();
     acc1[i] = _mm512_setzero_ps();
   }
@@ -113,18 +115,27 @@ __attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const flo
   for (int64_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_load_ps(b);
     const __m512 b1 = _mm512_load_ps(b + 16);
-    // B streams from L2 (the A sliver stays in L1): fetch 16 rows of k ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(b + 512), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 512 + 16), _MM_HINT_T0);
+    if constexpr (kPrefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + 512), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + 512 + 16), _MM_HINT_T0);
+    }
 #pragma GCC unroll 14
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < kAvx512MR; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
       acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
     }
-    a += MR;
+    a += kAvx512MR;
     b += 32;
   }
+}
+
+__attribute__((target("avx512f"))) void micro_avx512_14x32(int64_t kc, const float* a,
+                                                            const float* b, float* c, int64_t ldc,
+                                                            float alpha, float beta) {
+  constexpr int MR = kAvx512MR;
+  __m512 acc0[MR], acc1[MR];
+  accumulate_14x32<true>(kc, a, b, acc0, acc1);
   const __m512 va = _mm512_set1_ps(alpha);
   if (beta == 0.0f) {
 #pragma GCC unroll 14
@@ -155,24 +166,7 @@ __attribute__((target("avx512f"))) void micro_avx512_14x32_edge(int64_t kc, cons
                                                                  int64_t nr) {
   constexpr int MR = kAvx512MR;
   __m512 acc0[MR], acc1[MR];
-#pragma GCC unroll 14
-  for (int i = 0; i < MR; ++i) {
-    acc0[i] = _mm512_setzero_ps();
-    acc1[i] = _mm512_setzero_ps();
-  }
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k) {
-    const __m512 b0 = _mm512_load_ps(b);
-    const __m512 b1 = _mm512_load_ps(b + 16);
-#pragma GCC unroll 14
-    for (int i = 0; i < MR; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
-    }
-    a += MR;
-    b += 32;
-  }
+  accumulate_14x32<false>(kc, a, b, acc0, acc1);
   // Column masks: lanes [0, nr) of the 32, split over the two zmm of a row.
   const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << nr) - 1);
   const __mmask16 m1 = nr >= 32 ? __mmask16(0xFFFF) : nr <= 16 ? __mmask16(0) : __mmask16((1u << (nr - 16)) - 1);
