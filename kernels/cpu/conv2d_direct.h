@@ -36,7 +36,7 @@ int64_t direct_forward_workspace(const Conv2dShape& s);
 void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                     const Conv2dShape& s, float* workspace);
 
-// True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, and direct_isa() is avx512.
+// True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none.
 bool direct_weight_grad_applies(const Conv2dShape& s);
 
 // Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of

@@ -29,9 +29,23 @@ namespace {
 // x is loaded with the mask of the grid's valid lanes (p < grid length and ow < OW), so columns
 // that are not outputs read 0 and never a value outside the image's plane; 0 * 0 keeps them out
 // of the sums even when x holds an infinity there.
+//
+// On AVX2 (16 ymm registers) the tile is at most 3 channels x 3 taps of 8 positions: 9
+// accumulators, 3 x vectors and one dy vector.
 
 constexpr int kMaxChannels = 5, kMaxTaps = 5;
+// Floats a tile's accumulators take in the workspace: slot (j, t) at (j * kMaxTaps + t) * 16,
+// on AVX2 the first 8 of each slot.
 constexpr int64_t kTileFloats = kMaxChannels * kMaxTaps * 16;
+constexpr int kAvx2Channels = 3, kAvx2Taps = 3;
+
+struct TileLimits {
+  int64_t channels, taps, lanes;
+};
+TileLimits tile_limits() {
+  return direct_isa() == DirectIsa::avx512 ? TileLimits{kMaxChannels, kMaxTaps, 16}
+                                           : TileLimits{kAvx2Channels, kAvx2Taps, 8};
+}
 // Floats of dyg + x a group of images may use: 128 KB, in L2. Measured against 32 KB (the group
 // in L1: conv2 took 2 images a group) and the whole batch: 20-30 % faster than either on conv2, the
 // same on conv1 (one or four images); the accumulators' loads and stores and the calls are paid
@@ -47,9 +61,9 @@ int64_t block_start(int64_t n, int64_t nb, int64_t b) { return n * b / nb; }
 
 struct Tasks {
   int64_t k_blocks, q_blocks, count;
-  explicit Tasks(const Conv2dShape& s)
-      : k_blocks(blocks_of(s.out_channels, kMaxChannels)),
-        q_blocks(blocks_of(s.kernel_w, kMaxTaps)),
+  explicit Tasks(const Conv2dShape& s, const TileLimits& limits = tile_limits())
+      : k_blocks(blocks_of(s.out_channels, limits.channels)),
+        q_blocks(blocks_of(s.kernel_w, limits.taps)),
         count(k_blocks * s.in_channels * s.kernel_h * q_blocks) {}
 };
 
@@ -90,6 +104,8 @@ int64_t thread_floats(const Conv2dShape& s, int threads) {
   X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(3, 0) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(4, 0) X(4, 1)       \
   X(4, 2) X(4, 3) X(4, 4)
 #define EMBER_TAPS(X) X(0) X(1) X(2) X(3) X(4)
+#define EMBER_TILE3(X) X(0, 0) X(0, 1) X(0, 2) X(1, 0) X(1, 1) X(1, 2) X(2, 0) X(2, 1) X(2, 2)
+#define EMBER_TAPS3(X) X(0) X(1) X(2)
 
 // acc (KB x TB vectors, row j * kMaxTaps + t) = (first ? 0 : acc) + the tile's products over
 // `images` images:
@@ -98,8 +114,9 @@ int64_t thread_floats(const Conv2dShape& s, int threads) {
 template <int KB, int TB>
 __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dyg_image,
                                                      int64_t ld, const float* x, int64_t x_image,
-                                                     int64_t images, const __mmask16* masks,
+                                                     int64_t images, const void* lane_masks,
                                                      bool first, float* acc) {
+  const auto* masks = static_cast<const __mmask16*>(lane_masks);
 #define EMBER_LOAD(j, t)                                                                       \
   __m512 a##j##_##t = _mm512_setzero_ps();                                                      \
   if constexpr (KB > j && TB > t) {                                                             \
@@ -139,8 +156,54 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dy
 #undef EMBER_TAPS
 #undef EMBER_TILE
 
+// As tile_avx512 with vectors of 8 positions (KB, TB <= 3); lane_masks holds one int32 per grid
+// position (-1 valid, 0 not), the form _mm256_maskload_ps takes.
+template <int KB, int TB>
+__attribute__((target("avx2,fma"))) void tile_avx2(const float* dyg, int64_t dyg_image,
+                                                   int64_t ld, const float* x, int64_t x_image,
+                                                   int64_t images, const void* lane_masks,
+                                                   bool first, float* acc) {
+  const auto* masks = static_cast<const int32_t*>(lane_masks);
+#define EMBER_LOAD(j, t)                                                                       \
+  __m256 a##j##_##t = _mm256_setzero_ps();                                                      \
+  if constexpr (KB > j && TB > t) {                                                             \
+    if (!first) a##j##_##t = _mm256_loadu_ps(acc + (j * kMaxTaps + t) * 16);                   \
+  }
+  EMBER_TILE3(EMBER_LOAD)
+#undef EMBER_LOAD
+  const int64_t chunks = ld / 8;
+  for (int64_t n = 0; n < images; ++n) {
+    const float* d = dyg + n * dyg_image;
+    const float* xn = x + n * x_image;
+    for (int64_t i = 0; i < chunks; ++i) {
+      const int64_t p = i * 8;
+      const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(masks + p));
+#define EMBER_X(t)                                                                             \
+  __m256 x##t = _mm256_setzero_ps();                                                            \
+  if constexpr (TB > t) x##t = _mm256_maskload_ps(xn + p + t, m);
+      EMBER_TAPS3(EMBER_X)
+#undef EMBER_X
+#define EMBER_FMA(j, t)                                                                        \
+  if constexpr (KB > j && TB > t) {                                                             \
+    if constexpr (t == 0) dy##j = _mm256_loadu_ps(d + j * ld + p);                              \
+    a##j##_##t = _mm256_fmadd_ps(dy##j, x##t, a##j##_##t);                                      \
+  }
+      __m256 dy0 = _mm256_setzero_ps(), dy1 = dy0, dy2 = dy0;
+      EMBER_TILE3(EMBER_FMA)
+#undef EMBER_FMA
+    }
+  }
+#define EMBER_STORE(j, t) \
+  if constexpr (KB > j && TB > t) _mm256_storeu_ps(acc + (j * kMaxTaps + t) * 16, a##j##_##t);
+  EMBER_TILE3(EMBER_STORE)
+#undef EMBER_STORE
+}
+
+#undef EMBER_TAPS3
+#undef EMBER_TILE3
+
 using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t,
-                        const __mmask16*, bool, float*);
+                        const void*, bool, float*);
 
 template <int KB, int... TB>
 constexpr std::array<TileFn, kMaxTaps> tile_row(std::integer_sequence<int, TB...>) {
@@ -155,18 +218,42 @@ constexpr std::array<std::array<TileFn, kMaxTaps>, kMaxChannels> tile_table(
 }
 constexpr auto kTiles = tile_table(std::make_integer_sequence<int, kMaxChannels>{});
 
-// Floats at the workspace's start that hold valid_lanes's masks (kept a multiple of 16).
-int64_t mask_floats(const Conv2dShape& s) {
-  const int64_t chunks = direct_grid_ld(s) / 16;
-  return (chunks * int64_t(sizeof(__mmask16)) + 63) / 64 * 16;
+constexpr TileFn kTilesAvx2[kAvx2Channels][kAvx2Taps] = {
+    {tile_avx2<1, 1>, tile_avx2<1, 2>, tile_avx2<1, 3>},
+    {tile_avx2<2, 1>, tile_avx2<2, 2>, tile_avx2<2, 3>},
+    {tile_avx2<3, 1>, tile_avx2<3, 2>, tile_avx2<3, 3>}};
+
+TileFn tile_fn(const Tile& tile) {
+  const int64_t kb = tile.k1 - tile.k0 - 1, tb = tile.q1 - tile.q0 - 1;
+  return direct_isa() == DirectIsa::avx512 ? kTiles[kb][tb] : kTilesAvx2[kb][tb];
 }
 
-// masks[i] = the valid lanes of grid positions [16 i, 16 i + 16): p < grid length and ow < OW.
-void valid_lanes(const Conv2dShape& s, __mmask16* masks) {
-  const int64_t len = direct_grid_len(s), chunks = direct_grid_ld(s) / 16;
-  std::fill(masks, masks + chunks, __mmask16(0));
-  for (int64_t p = 0; p < len; ++p) {
-    if (p % s.in_w < s.out_w()) masks[p / 16] = __mmask16(masks[p / 16] | (1u << (p % 16)));
+// Floats at the workspace's start that hold the lane masks: one __mmask16 per 16 grid positions
+// (AVX-512) or one int32 per position (AVX2), kept a multiple of 16 floats.
+int64_t mask_floats(const Conv2dShape& s) {
+  const int64_t ld = direct_grid_ld(s);
+  const int64_t bytes = direct_isa() == DirectIsa::avx512 ? ld / 16 * int64_t(sizeof(__mmask16))
+                                                          : ld * int64_t(sizeof(int32_t));
+  return (bytes + 63) / 64 * 16;
+}
+
+bool valid_lane(const Conv2dShape& s, int64_t p) {
+  return p < direct_grid_len(s) && p % s.in_w < s.out_w();
+}
+
+// The valid lanes of the grid (p < grid length and ow < OW) in the form this ISA's tile loads.
+void write_lane_masks(const Conv2dShape& s, void* out) {
+  const int64_t ld = direct_grid_ld(s);
+  if (direct_isa() == DirectIsa::avx512) {
+    auto* masks = static_cast<__mmask16*>(out);
+    for (int64_t i = 0; i < ld / 16; ++i) {
+      unsigned bits = 0;
+      for (int l = 0; l < 16; ++l) bits |= valid_lane(s, 16 * i + l) ? 1u << l : 0u;
+      masks[i] = __mmask16(bits);
+    }
+  } else {
+    auto* masks = static_cast<int32_t*>(out);
+    for (int64_t p = 0; p < ld; ++p) masks[p] = valid_lane(s, p) ? -1 : 0;
   }
 }
 
@@ -174,9 +261,9 @@ void valid_lanes(const Conv2dShape& s, __mmask16* masks) {
 // in the columns ow >= OW and past the grid's length. Rows are a few floats (conv2: 8), so they
 // are moved with masked vectors rather than memcpy / memset calls.
 // (The last grid row may end before W: ld can be < OH * W; `keep` stops there.)
-__attribute__((target("avx512f"))) void build_dy_grid(const float* dy, float* dyg, int64_t n0,
-                                                      int64_t nb, int64_t k_lo, int64_t k_hi,
-                                                      const Conv2dShape& s) {
+__attribute__((target("avx512f"))) void build_dy_grid_avx512(const float* dy, float* dyg,
+                                                             int64_t n0, int64_t nb, int64_t k_lo,
+                                                             int64_t k_hi, const Conv2dShape& s) {
   const int64_t K = s.out_channels, OH = s.out_h(), OW = s.out_w(), W = s.in_w;
   const int64_t ld = direct_grid_ld(s);
   for (int64_t i = 0; i < nb; ++i) {
@@ -197,9 +284,24 @@ __attribute__((target("avx512f"))) void build_dy_grid(const float* dy, float* dy
   }
 }
 
+void build_dy_grid(const float* dy, float* dyg, int64_t n0, int64_t nb, int64_t k_lo,
+                   int64_t k_hi, const Conv2dShape& s) {
+  if (direct_isa() == DirectIsa::avx512) return build_dy_grid_avx512(dy, dyg, n0, nb, k_lo, k_hi, s);
+  const int64_t K = s.out_channels, OH = s.out_h(), OW = s.out_w(), W = s.in_w;
+  const int64_t ld = direct_grid_ld(s);
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int64_t k = k_lo; k < k_hi; ++k) {
+      const float* src = dy + ((n0 + i) * K + k) * OH * OW;
+      float* dst = dyg + (i * (k_hi - k_lo) + k - k_lo) * ld;
+      std::fill(dst, dst + ld, 0.0f);
+      for (int64_t oh = 0; oh < OH; ++oh) std::copy(src + oh * OW, src + (oh + 1) * OW, dst + oh * W);
+    }
+  }
+}
+
 // Tasks [t0, t1) over the whole batch into dw; ws holds thread_floats of the caller's count.
 void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
-               const Tasks& tasks, int64_t t0, int64_t t1, const __mmask16* masks, float* ws) {
+               const Tasks& tasks, int64_t t0, int64_t t1, const void* masks, float* ws) {
   if (t0 >= t1) return;
   const int64_t ld = direct_grid_ld(s), G = group_images(s);
   const int64_t C = s.in_channels, HW = s.in_h * s.in_w, W = s.in_w;
@@ -212,24 +314,23 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
     build_dy_grid(dy, dyg, n0, nb, k_lo, k_hi, s);
     for (int64_t t = t0; t < t1; ++t) {
       const Tile tile = tile_of(tasks, s, t);
-      const TileFn fn = kTiles[tile.k1 - tile.k0 - 1][tile.q1 - tile.q0 - 1];
-      fn(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld,
-         x + (n0 * C + tile.c) * HW + tile.r * W + tile.q0, C * HW, nb, masks, n0 == 0,
-         acc + (t - t0) * kTileFloats);
+      tile_fn(tile)(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld,
+                    x + (n0 * C + tile.c) * HW + tile.r * W + tile.q0, C * HW, nb, masks,
+                    n0 == 0, acc + (t - t0) * kTileFloats);
     }
   }
-  const int64_t CRQ = C * s.kernel_h * s.kernel_w;
+  const int64_t CRQ = C * s.kernel_h * s.kernel_w, lanes = tile_limits().lanes;
   for (int64_t t = t0; t < t1; ++t) {
     const Tile tile = tile_of(tasks, s, t);
     const float* a = acc + (t - t0) * kTileFloats;
     for (int64_t k = tile.k0; k < tile.k1; ++k) {
       for (int64_t q = tile.q0; q < tile.q1; ++q) {
         const float* v = a + ((k - tile.k0) * kMaxTaps + q - tile.q0) * 16;
-        // A tree over the 16 lanes, in a fixed order.
+        // A tree over the lanes (16, or 8 on AVX2), in a fixed order.
         float part[16];
-        std::copy(v, v + 16, part);
-        for (int half = 8; half >= 1; half /= 2) {
-          for (int l = 0; l < half; ++l) part[l] += part[l + half];
+        std::copy(v, v + lanes, part);
+        for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+          for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
         }
         dw[k * CRQ + (tile.c * s.kernel_h + tile.r) * s.kernel_w + q] = part[0];
       }
@@ -240,7 +341,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 }  // namespace
 
 bool direct_weight_grad_applies(const Conv2dShape& s) {
-  return direct_isa() == DirectIsa::avx512 && s.stride_h == 1 && s.stride_w == 1 &&
+  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 &&
          s.pad_h == 0 && s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
 }
 
@@ -252,8 +353,8 @@ int64_t direct_weight_grad_workspace(const Conv2dShape& s) {
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                         float* workspace) {
   const Tasks tasks(s);
-  auto* masks = reinterpret_cast<__mmask16*>(workspace);
-  valid_lanes(s, masks);
+  void* masks = workspace;
+  write_lane_masks(s, masks);
   workspace += mask_floats(s);
   const int nt = get_num_threads();
   if (nt == 1 || tasks.count < nt || omp_in_parallel()) {

@@ -191,8 +191,8 @@ TEST_CASE("conv2d forward and backward_weight with stride 1 and no padding give 
           "every thread count",
           "[conv2d]") {
   const cpu::Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
-  // Without AVX-512 (or with EMBER_GEMM_ISA narrowing it) the weight gradient takes the im2col
-  // path, deterministic only for a fixed thread count (checked above).
+  // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) the weight gradient takes the
+  // im2col path, deterministic only for a fixed thread count (checked above).
   const bool direct_weight = cpu::direct_weight_grad_applies(s);
   std::mt19937 rng(23);
   std::uniform_real_distribution<float> dist(-1, 1);
