@@ -44,9 +44,9 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
 //   positions. Requires as conv2d_forward, workspace of conv2d_backward_weight_workspace(s)
 //   elements. Guarantees: overwrites dw and dbias; deterministic. float with stride 1, no padding
 //   and no dilation on an AVX-512 or AVX2 CPU runs a direct kernel (no im2col, the same result
-//   for every thread count); elsewhere im2col + gemm over groups of images, the same result for a fixed
-//   get_num_threads() (per-thread partial sums over fixed image ranges, added in thread order).
-//   The two round differently.
+//   for every thread count); elsewhere im2col + gemm over groups of images, the same result for
+//   a fixed get_num_threads() (per-thread partial sums over fixed image ranges, added in thread
+//   order). The two round differently.
 template <class T>
 void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
                             const Conv2dShape& s, T* workspace);

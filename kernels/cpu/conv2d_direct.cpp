@@ -37,8 +37,8 @@ inline __mmask16 lanes16(int64_t n) {
 }
 
 // Accumulator j of vector v is a<v>_<j>: named variables, not an array (GCC keeps an array of
-// __m512 on the stack, several times slower). EMBER_BLOCK(X) expands
-// X(j) for the ten channels; the `if constexpr (KB > j)` inside X drops the unused ones.
+// __m512 on the stack, several times slower). EMBER_BLOCK(X) expands X(j) for the ten channels;
+// the `if constexpr (KB > j)` inside X drops the unused ones.
 #define EMBER_BLOCK(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
 
 // Grid positions [p, p + 16 * NV) of channels [0, KB) of a block: out[j * ld + p'] = bias[j] +
@@ -161,7 +161,7 @@ void block_grid_any(int kb, DirectIsa isa, const float* x, const float* wt, cons
 // Output channels split into blocks of at most kMaxBlock, as even as possible (12 -> 6 + 6).
 int64_t channel_blocks(const Conv2dShape& s) { return (s.out_channels + kMaxBlock - 1) / kMaxBlock; }
 
-// rows of `width` floats from src (row pitch src_ld) to dst (packed): masked vectors, since the
+// Copies rows of `width` floats from src (row pitch src_ld) to dst (packed): masked vectors, since the
 // rows are short (conv2: 8 floats) and a memcpy call per row was 3 % of the training step.
 __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64_t src_ld,
                                                           float* dst, int64_t width,
@@ -175,8 +175,8 @@ __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64
 }
 
 // Task t = (image t / blocks, block t % blocks): its grid, then its valid columns to y.
-void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, const float* bias, float* y,
-                  const Conv2dShape& s, float* scratch) {
+void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, const float* bias,
+                  float* y, const Conv2dShape& s, float* scratch) {
   const int64_t K = s.out_channels, nb = channel_blocks(s), n = t / nb, b = t % nb;
   const int64_t k0 = K * b / nb, k1 = K * (b + 1) / nb;
   const int64_t OH = s.out_h(), OW = s.out_w(), W = s.in_w, ld = direct_grid_ld(s);

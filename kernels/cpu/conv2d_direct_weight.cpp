@@ -107,10 +107,9 @@ int64_t thread_floats(const Conv2dShape& s, int threads) {
 #define EMBER_TILE3(X) X(0, 0) X(0, 1) X(0, 2) X(1, 0) X(1, 1) X(1, 2) X(2, 0) X(2, 1) X(2, 2)
 #define EMBER_TAPS3(X) X(0) X(1) X(2)
 
-// acc (KB x TB vectors, row j * kMaxTaps + t) = (first ? 0 : acc) + the tile's products over
-// `images` images:
-// dyg rows of the KB channels are dyg + n * dyg_image + j * ld, x + n * x_image + t + p is the
-// input tap t reads at grid position p (x already offset to (c, r, q0)).
+// acc (KB x TB vectors, slot j * kMaxTaps + t) = (first ? 0 : acc) + the tile's products over
+// `images` images. The dyg rows of the KB channels are dyg + n * dyg_image + j * ld; tap t reads
+// x + n * x_image + t + p at grid position p (x already offset to (c, r, q0)).
 template <int KB, int TB>
 __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dyg_image,
                                                      int64_t ld, const float* x, int64_t x_image,
