@@ -68,7 +68,7 @@ class AccumulateGrad final : public Node {
     } else {
       Tensor(meta.grad).add_(incoming);
     }
-    for (const auto& hook : meta.grad_ready_hooks) hook(leaf);
+    for (const auto& [handle, hook] : meta.grad_ready_hooks) hook(leaf);
     return {};
   }
   std::string name() const override { return "AccumulateGrad"; }
@@ -150,10 +150,21 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   autograd::backward({*this}, {gradient}, retain_graph);
 }
 
-void Tensor::register_grad_ready_hook(std::function<void(const Tensor&)> hook) const {
+int64_t Tensor::register_grad_ready_hook(std::function<void(const Tensor&)> hook) const {
   EMBER_CHECK(requires_grad() && is_leaf(), "register_grad_ready_hook: expected a leaf tensor that "
               "requires grad");
-  meta_of(impl_.get()).grad_ready_hooks.push_back(std::move(hook));
+  static std::atomic<int64_t> next_handle{1};
+  const int64_t handle = next_handle++;
+  meta_of(impl_.get()).grad_ready_hooks.emplace_back(handle, std::move(hook));
+  return handle;
+}
+
+void Tensor::remove_grad_ready_hook(int64_t handle) const {
+  if (!defined() || !impl_->autograd) return;
+  auto& hooks = impl_->autograd->grad_ready_hooks;
+  hooks.erase(std::remove_if(hooks.begin(), hooks.end(),
+                             [handle](const auto& entry) { return entry.first == handle; }),
+              hooks.end());
 }
 
 namespace autograd {

@@ -39,7 +39,8 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;            // the node that produced this (non-leaf) tensor
   uint32_t output_nr = 0;                   // which output of grad_fn this tensor is
   std::weak_ptr<Node> grad_accumulator;     // a leaf's AccumulateGrad node, while a graph uses it
-  std::vector<std::function<void(const Tensor&)>> grad_ready_hooks;
+  // A leaf's grad-ready hooks with the handles register_grad_ready_hook returned for them.
+  std::vector<std::pair<int64_t, std::function<void(const Tensor&)>>> grad_ready_hooks;
 };
 
 struct TensorImpl {
@@ -143,8 +144,13 @@ class Tensor {
   Tensor detach() const;
   // Runs backward from this tensor. `gradient` may be omitted for a one-element tensor.
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
-  // Calls hook(this) every time a backward pass has finished accumulating this leaf's gradient.
-  void register_grad_ready_hook(std::function<void(const Tensor&)> hook) const;
+  // Calls hook(this) every time a backward pass has finished accumulating this leaf's gradient,
+  // in registration order. Requires a leaf that requires grad. Returns a handle for
+  // remove_grad_ready_hook (like PyTorch's RemovableHandle).
+  int64_t register_grad_ready_hook(std::function<void(const Tensor&)> hook) const;
+  // Removes the hook `handle` names from this tensor; an unknown or already removed handle does
+  // nothing.
+  void remove_grad_ready_hook(int64_t handle) const;
 
   // --- Arithmetic sugar (core/ops.h has the ops) --------------------------------------------
   Tensor sum() const;

@@ -130,6 +130,7 @@ struct DataParallel::State {
     Device device;
     int rank = 0;
     std::vector<Tensor> params;
+    std::vector<int64_t> hooks;  // per parameter, the handle of its grad-ready hook
     std::vector<Tensor> flat;  // one buffer per bucket
     std::vector<int64_t> pending;  // gradients still missing, per bucket
     std::vector<char> ready;       // per parameter, this step
@@ -151,6 +152,13 @@ struct DataParallel::State {
   std::vector<int64_t> offset_of;  // per parameter, in its bucket
   std::unique_ptr<ReplicaThreads> threads;
   int64_t batch_rows = 0;
+
+  // The user's model outlives this wrapper: its parameters drop the hooks registered on them.
+  ~State() {
+    for (Replica& rep : replicas) {
+      for (size_t p = 0; p < rep.hooks.size(); ++p) rep.params[p].remove_grad_ready_hook(rep.hooks[p]);
+    }
+  }
 
   Tensor slice(Replica& rep, size_t p) {
     return rep.flat[bucket_of[p]].narrow(0, offset_of[p], rep.params[p].numel());
@@ -231,9 +239,10 @@ struct DataParallel::State {
     std::weak_ptr<State> weak = self;
     for (size_t r = 0; r < replicas.size(); ++r) {
       for (size_t p = 0; p < replicas[r].params.size(); ++p) {
-        replicas[r].params[p].register_grad_ready_hook([weak, r, p](const Tensor& leaf) {
-          if (auto state = weak.lock()) state->on_grad_ready(r, p, leaf);
-        });
+        replicas[r].hooks.push_back(
+            replicas[r].params[p].register_grad_ready_hook([weak, r, p](const Tensor& leaf) {
+              if (auto state = weak.lock()) state->on_grad_ready(r, p, leaf);
+            }));
       }
     }
   }

@@ -21,7 +21,7 @@
 // and every parameter's .grad becomes a view of the reduced buffer: the same gradient, bit for
 // bit, on every replica. Parameters that got no gradient (unused, or a replica whose shard was
 // empty) count as zeros, so every replica always launches every bucket in the same order.
-// The hooks stay registered on the parameters after the DataParallel is destroyed, as no-ops.
+// The hooks are removed from the parameters when the DataParallel is destroyed.
 //
 // Errors: input checks run on the caller before any replica starts. A replica whose forward or
 // loss throws still takes part in every bucket's collective (with zeros) before the error is

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "core/autograd.h"
 #include "core/generator.h"
@@ -105,6 +106,22 @@ TEST_CASE("grad-ready hooks run once per backward, with the final gradient") {
   ember::sum(ember::add(ember::mul(x, 2.0), x)).backward();  // two paths into x
   CHECK(calls == 1);
   CHECK(seen == 9);
+}
+
+TEST_CASE("a removed grad-ready hook no longer runs; the others still do, in order") {
+  Tensor x = ember::ones({2}).requires_grad_();
+  std::vector<int> calls;
+  const int64_t first = x.register_grad_ready_hook([&](const Tensor&) { calls.push_back(1); });
+  x.register_grad_ready_hook([&](const Tensor&) { calls.push_back(2); });
+  x.register_grad_ready_hook([&](const Tensor&) { calls.push_back(3); });
+  ember::sum(x).backward();
+  CHECK(calls == std::vector<int>{1, 2, 3});
+  x.remove_grad_ready_hook(first);
+  x.remove_grad_ready_hook(first);  // twice: nothing
+  x.remove_grad_ready_hook(12345);  // unknown: nothing
+  calls.clear();
+  ember::sum(x).backward();
+  CHECK(calls == std::vector<int>{2, 3});
 }
 
 TEST_CASE("changing in place a tensor saved for backward raises at backward time") {

@@ -222,6 +222,25 @@ TEST_CASE("DataParallel leaves the default generator as it was") {
   CHECK(ember::allclose(after_dp, after_model));
 }
 
+TEST_CASE("DataParallel removes its grad-ready hooks from the model when it is destroyed") {
+  Mlp model;
+  auto hook_count = [&] {
+    size_t n = 0;
+    for (const Tensor& p : model.parameters()) n += p.impl()->autograd ? p.impl()->autograd->grad_ready_hooks.size() : 0;
+    return n;
+  };
+  {
+    DataParallel dp(model, cpus(2));
+    CHECK(hook_count() == model.parameters().size());
+    dp.train_step(ember::randn({6, 7}), labels(6, 5), cross_entropy);
+  }
+  CHECK(hook_count() == 0);
+  // The model trains on its own afterwards, and a second wrapper registers afresh.
+  ember::sum(model.forward(ember::randn({3, 7}))).backward();
+  DataParallel again(model, cpus(2));
+  CHECK(hook_count() == model.parameters().size());
+}
+
 TEST_CASE("DataParallel errors name what was expected") {
   Mlp model;
   REQUIRE_THROWS_WITH(DataParallel(model, std::vector<Device>{}), Catch::Contains("expected at least one device"));
