@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "common/cuda_check.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -13,9 +14,7 @@ namespace {
 constexpr int kThreads = 256;
 
 // Enough blocks to cover `work` items once, capped: the loops are grid-stride.
-unsigned blocks_for(int64_t work) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 8192)));
-}
+unsigned blocks_for(int64_t work) { return detail::grid_for(work, kThreads, 8192); }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 

@@ -9,6 +9,7 @@
 
 #include "common/cuda_check.h"
 #include "common/error.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 
@@ -572,7 +573,7 @@ WeightSplit weight_split(const Conv2dShape& s) {
   return {(s.batch + per - 1) / per, per};
 }
 
-unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+unsigned blocks_for(int64_t n) { return detail::grid_for(n, 256, 65535); }
 
 }  // namespace
 

@@ -5,15 +5,14 @@
 
 #include "common/cuda_check.h"
 #include "common/philox.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t work) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 8192)));
-}
+unsigned blocks_for(int64_t work) { return detail::grid_for(work, kThreads, 8192); }
 
 // The scale as the CPU computes it, so kept values match bit for bit.
 template <class T>

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.h"
+#include "kernels/cuda/launch.cuh"
 #include "common/error.h"
 
 namespace ember::kernels::cuda {
@@ -358,9 +359,7 @@ __global__ void column_sums_kernel(const T* x, int64_t rows, int64_t cols, T* ou
   }
 }
 
-unsigned blocks_for(int64_t n, int threads) {
-  return static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, 65535));
-}
+unsigned blocks_for(int64_t n, int threads) { return detail::grid_for(n, threads, 65535); }
 
 void launch_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                  const float* A, int64_t lda, int64_t stride_a, const float* B, int64_t ldb,

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -17,27 +18,15 @@ constexpr int kWarpsPerBlock = kThreads / kWarpSize;
 constexpr int64_t kWarpRowLimit = 1024;    // longer rows get a block each
 constexpr int kReduceThreads = 1024;       // the one block of sum_scaled / mse_loss_forward
 
-unsigned grid_for(int64_t work, int64_t per_block) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + per_block - 1) / per_block, 65535)));
-}
+unsigned grid_for(int64_t work, int64_t per_block) { return detail::grid_for(work, per_block, 65535); }
 
 __device__ __forceinline__ float exp_of(float v) { return expf(v); }
 __device__ __forceinline__ double exp_of(double v) { return exp(v); }
 __device__ __forceinline__ float log_of(float v) { return logf(v); }
 __device__ __forceinline__ double log_of(double v) { return log(v); }
 
-template <class T>
-__device__ __forceinline__ T negative_infinity();
-template <>
-__device__ __forceinline__ float negative_infinity<float>() { return -__int_as_float(0x7f800000); }
-template <>
-__device__ __forceinline__ double negative_infinity<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
-template <class T>
-__device__ __forceinline__ T quiet_nan();
-template <>
-__device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fc00000); }
-template <>
-__device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7ff8000000000000LL); }
+using detail::negative_infinity;
+using detail::quiet_nan;
 
 struct MaxOp {
   template <class T>

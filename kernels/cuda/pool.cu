@@ -5,15 +5,14 @@
 #include <algorithm>
 
 #include "common/cuda_check.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t work) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((work + kThreads - 1) / kThreads, 65535)));
-}
+unsigned blocks_for(int64_t work) { return detail::grid_for(work, kThreads, 65535); }
 
 // The geometry the kernels need, with the output size worked out on the host.
 struct PoolGeometry {
@@ -25,12 +24,7 @@ PoolGeometry geometry_of(const Pool2dShape& s) {
                       s.kernel_w,           s.stride_h, s.stride_w, s.pad_h,    s.pad_w};
 }
 
-template <class T>
-__device__ __forceinline__ T negative_infinity();
-template <>
-__device__ __forceinline__ float negative_infinity<float>() { return -__int_as_float(0x7f800000); }
-template <>
-__device__ __forceinline__ double negative_infinity<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
+using detail::negative_infinity;
 
 template <class T>
 __global__ void max_pool2d_forward_kernel(const T* x, T* y, int64_t* argmax, PoolGeometry g) {

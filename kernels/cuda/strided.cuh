@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cuda/copy.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda::detail {
 
@@ -57,11 +58,7 @@ inline int64_t numel_of(const std::vector<int64_t>& sizes) {
 }
 
 // Blocks of kThreads for n elements, capped (the kernels loop grid-stride).
-inline unsigned grid_for(int64_t n) {
-  constexpr int64_t kMaxBlocks = 8192;
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
-}
+inline unsigned grid_for(int64_t n) { return grid_for(n, kThreads, 8192); }
 
 // off[k] = offset in elements of the element with row-major linear index `index` in operand k.
 // `I` is the type the div/mod run in (uint32_t when every index fits, else int64_t).
