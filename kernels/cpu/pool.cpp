@@ -14,6 +14,21 @@
 namespace ember::kernels::cpu {
 namespace {
 
+// Whether the 2 x 2 / stride 2 float paths may use AVX-512 on this CPU (checked once).
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+
+// The tutorial's pool: 2 x 2 windows, stride 2, no padding (windows tile the input).
+bool is_2x2_stride2(const Pool2dShape& s) {
+  return s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 && s.stride_w == 2 && s.pad_h == 0 &&
+         s.pad_w == 0;
+}
+
 int plane_threads(const Pool2dShape& s) {
   const int64_t work = s.batch * s.channels * s.in_h * s.in_w;
   return (work > 32768 && !omp_in_parallel()) ? get_num_threads() : 1;
@@ -106,19 +121,14 @@ template <class T, bool kRelu>
 void pool_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = OH * OW;
-  static const bool use_avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
+  const bool tutorial_pool = is_2x2_stride2(s);
 #pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     const T* in = x + pl * in_plane;
     T* out = y + pl * out_plane;
     int64_t* arg = argmax + pl * out_plane;
-    const bool tutorial_pool = s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 &&
-                               s.stride_w == 2 && s.pad_h == 0 && s.pad_w == 0;
     if constexpr (std::is_same_v<T, float>) {
-      if (tutorial_pool && use_avx512 && in_plane < (int64_t(1) << 31)) {
+      if (tutorial_pool && has_avx512() && in_plane < (int64_t(1) << 31)) {
         pool2x2_plane_avx512<kRelu>(in, out, arg, s.in_w, OH, OW);
         continue;
       }
@@ -187,17 +197,12 @@ template <class T>
 void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s) {
   const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w;
   const int64_t out_plane = s.out_h() * s.out_w();
-  const bool tutorial_pool = s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 &&
-                             s.stride_w == 2 && s.pad_h == 0 && s.pad_w == 0;
-  static const bool use_avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
+  const bool tutorial_pool = is_2x2_stride2(s);
 #pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     T* d = dx + pl * in_plane;
     if constexpr (std::is_same_v<T, float>) {
-      if (tutorial_pool && use_avx512 && in_plane < (int64_t(1) << 31)) {
+      if (tutorial_pool && has_avx512() && in_plane < (int64_t(1) << 31)) {
         pool2x2_backward_plane_avx512(dy + pl * out_plane, argmax + pl * out_plane, d, s.in_h,
                                       s.in_w, s.out_h(), s.out_w());
         continue;
