@@ -16,37 +16,17 @@
 #include "optim/sgd.h"
 #include "parallel/data_parallel.h"
 #include "parallel/nccl_communicator.h"
+#include "tests/parallel/replica_checks.h"
 
 namespace F = ember::nn::functional;
 using ember::Device;
 using ember::Tensor;
 using ember::parallel::NcclCommunicator;
 using ember::parallel::ReduceOp;
-
-namespace {
-
-double nccl_relative_error(const Tensor& a, const Tensor& b) {
-  Tensor x = a.detach().cpu().to(ember::kFloat64).contiguous(), y = b.detach().cpu().to(ember::kFloat64).contiguous();
-  if (x.sizes() != y.sizes()) return INFINITY;
-  double worst = 0, scale = 1e-12;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    double d = std::abs(x.data<double>()[i] - y.data<double>()[i]);
-    if (std::isnan(d)) return INFINITY;
-    worst = std::max(worst, d);
-    scale = std::max(scale, std::abs(y.data<double>()[i]));
-  }
-  return worst / scale;
-}
-
-Tensor nccl_labels(int64_t n, int64_t classes) {
-  std::vector<int64_t> values;
-  for (int64_t i = 0; i < n; ++i) values.push_back((i * 7 + 3) % classes);
-  return ember::tensor(values);
-}
-
-Tensor nccl_loss(const Tensor& out, const Tensor& target) { return F::cross_entropy(out, target); }
-
-}  // namespace
+using replica_checks::check_parameters_match;
+using replica_checks::cross_entropy_loss;
+using replica_checks::cycle_labels;
+using replica_checks::relative_error;
 
 TEST_CASE("NcclCommunicator on one GPU: all_reduce, async all_reduce, broadcast and barrier") {
   for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
@@ -57,16 +37,16 @@ TEST_CASE("NcclCommunicator on one GPU: all_reduce, async all_reduce, broadcast 
     Tensor cpu = ember::randn({1000 + 37}, {.dtype = dtype});
     std::vector<Tensor> tensors{cpu.cuda(0), ember::full({3, 5}, 2.0, {.dtype = dtype}).cuda(0)};
     comm.all_reduce(0, tensors, ReduceOp::Sum);  // one rank: the sum is the tensor itself
-    CHECK(nccl_relative_error(tensors[0], cpu) == 0);
+    CHECK(relative_error(tensors[0], cpu) == 0);
     comm.all_reduce(0, tensors, ReduceOp::Average);
-    CHECK(nccl_relative_error(tensors[1], ember::full({3, 5}, 2.0, {.dtype = dtype})) == 0);
+    CHECK(relative_error(tensors[1], ember::full({3, 5}, 2.0, {.dtype = dtype})) == 0);
     auto work = comm.all_reduce_async(0, tensors, ReduceOp::Sum);
     work->wait();
     work->wait();  // a second wait is a no-op
-    CHECK(nccl_relative_error(tensors[0], cpu) == 0);
+    CHECK(relative_error(tensors[0], cpu) == 0);
     comm.broadcast(0, tensors, 0);
     comm.barrier(0);
-    CHECK(nccl_relative_error(tensors[0], cpu) == 0);
+    CHECK(relative_error(tensors[0], cpu) == 0);
   }
 }
 
@@ -75,7 +55,7 @@ TEST_CASE("NcclCommunicator per process (ncclCommInitRank with a fresh unique id
   std::vector<Tensor> tensors{ember::full({17}, 3.0).cuda(0)};
   comm.all_reduce(0, tensors);
   comm.barrier(0);
-  CHECK(nccl_relative_error(tensors[0], ember::full({17}, 3.0)) == 0);
+  CHECK(relative_error(tensors[0], ember::full({17}, 3.0)) == 0);
 }
 
 TEST_CASE("NcclCommunicator errors name the call and what was expected") {
@@ -104,28 +84,23 @@ void check_data_parallel_matches_cpu(const std::vector<Device>& devices) {
   auto opt = dp.make_optimizer<ember::optim::SGD>({.lr = 0.01, .momentum = 0.5});
   for (int step = 0; step < 3; ++step) {
     Tensor x = ember::randn({33, 1, 28, 28});  // 33 rows: uneven over two GPUs
-    Tensor y = nccl_labels(33, 10);
+    Tensor y = cycle_labels(33, 10);
     opt.zero_grad();
-    Tensor loss = dp.train_step(x, y, nccl_loss);
+    Tensor loss = dp.train_step(x, y, cross_entropy_loss);
     opt.step();
     ref_opt.zero_grad();
     Tensor expected_loss = F::cross_entropy(reference.forward(x), y);
     expected_loss.backward();
     ref_opt.step();
-    CHECK(nccl_relative_error(loss, expected_loss) < 1e-4);
+    CHECK(relative_error(loss, expected_loss) < 1e-4);
   }
-  auto expected = reference.named_parameters();
   for (size_t r = 0; r < dp.replicas(); ++r) {
-    auto got = dp.replica(r).named_parameters();
-    for (size_t i = 0; i < got.size(); ++i) {
-      INFO("replica " << r << " " << got[i].first);
-      CHECK(nccl_relative_error(got[i].second, expected[i].second) < 1e-4);
-    }
+    check_parameters_match(dp.replica(r), reference, 1e-4, "replica " + std::to_string(r));
   }
   REQUIRE_NOTHROW(dp.check_replicas());
   ember::NoGradGuard no_grad;
   Tensor x = ember::randn({9, 1, 28, 28});
-  CHECK(nccl_relative_error(dp.forward(x), reference.forward(x)) < 1e-4);
+  CHECK(relative_error(dp.forward(x), reference.forward(x)) < 1e-4);
 }
 
 }  // namespace

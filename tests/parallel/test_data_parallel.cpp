@@ -12,12 +12,17 @@
 #include "nn/layers.h"
 #include "optim/sgd.h"
 #include "parallel/data_parallel.h"
+#include "tests/parallel/replica_checks.h"
 
 namespace F = ember::nn::functional;
 using ember::Device;
 using ember::Tensor;
 using ember::parallel::DataParallel;
 using ember::parallel::DataParallelOptions;
+using replica_checks::check_parameters_match;
+using replica_checks::cross_entropy_loss;
+using replica_checks::cycle_labels;
+using replica_checks::relative_error;
 
 namespace {
 
@@ -33,27 +38,6 @@ struct WithUnused : ember::nn::Module {
   WithUnused() { register_modules({{"fc1", fc1}, {"unused", unused}}); }
   Tensor forward(const Tensor& x) override { return fc1(x); }
 };
-
-Tensor cross_entropy(const Tensor& out, const Tensor& target) { return F::cross_entropy(out, target); }
-
-// max |a - b| / max(max |b|, 1e-12), in float64.
-double relative_error(const Tensor& a, const Tensor& b) {
-  Tensor x = a.detach().to(ember::kFloat64).contiguous(), y = b.detach().to(ember::kFloat64).contiguous();
-  REQUIRE(x.sizes() == y.sizes());
-  double worst = 0, scale = 1e-12;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    worst = std::max(worst, std::abs(x.data<double>()[i] - y.data<double>()[i]));
-    scale = std::max(scale, std::abs(y.data<double>()[i]));
-  }
-  return worst / scale;
-}
-
-// Labels 0, 1, ..., classes-1, 0, 1, ... (int64).
-Tensor labels(int64_t n, int64_t classes) {
-  std::vector<int64_t> values;
-  for (int64_t i = 0; i < n; ++i) values.push_back((i * 7 + 3) % classes);
-  return ember::tensor(values);
-}
 
 std::vector<Device> cpus(int n) { return std::vector<Device>(static_cast<size_t>(n), Device::cpu()); }
 
@@ -91,8 +75,8 @@ TEST_CASE("DataParallel on 2 and 3 CPU replicas gives the full-batch gradient, u
         copy_weights(model, reference);
         DataParallel dp(model, cpus(replicas), split_buckets());
         Tensor x = ember::randn({batch, 7}, {.dtype = dtype});
-        Tensor y = labels(batch, 5);
-        Tensor loss = dp.train_step(x, y, cross_entropy);
+        Tensor y = cycle_labels(batch, 5);
+        Tensor loss = dp.train_step(x, y, cross_entropy_loss);
         Tensor expected_loss = F::cross_entropy(reference.forward(x), y);
         expected_loss.backward();
         CHECK(relative_error(loss, expected_loss) < 1e-5);
@@ -126,22 +110,17 @@ TEST_CASE("DataParallel: 10 SGD steps on 2 and 3 replicas give the single-model 
     for (int step = 0; step < 10; ++step) {
       int64_t batch = 31 + step;  // a different, mostly uneven split every step
       Tensor x = ember::randn({batch, 7});
-      Tensor y = labels(batch, 5);
+      Tensor y = cycle_labels(batch, 5);
       opt.zero_grad();
-      dp.train_step(x, y, cross_entropy);
+      dp.train_step(x, y, cross_entropy_loss);
       opt.step();
       ref_opt.zero_grad();
       F::cross_entropy(reference.forward(x), y).backward();
       ref_opt.step();
     }
     REQUIRE_NOTHROW(dp.check_replicas());
-    auto expected = reference.named_parameters();
     for (int r = 0; r < replicas; ++r) {
-      auto got = dp.replica(static_cast<size_t>(r)).named_parameters();
-      for (size_t i = 0; i < got.size(); ++i) {
-        INFO("replica " << r << " " << got[i].first);
-        CHECK(relative_error(got[i].second, expected[i].second) < 1e-5);
-      }
+      check_parameters_match(dp.replica(static_cast<size_t>(r)), reference, 1e-5, "replica " + std::to_string(r));
     }
     // The optimizer's state looks like a single-device optimizer's (checkpoints move between them).
     CHECK(opt.state_dict().size() == ref_opt.state_dict().size());
@@ -158,21 +137,16 @@ TEST_CASE("DataParallel trains the tutorial network on 2 CPU replicas like one m
   auto opt = dp.make_optimizer<ember::optim::SGD>({.lr = 0.01, .momentum = 0.5});
   for (int step = 0; step < 3; ++step) {
     Tensor x = ember::randn({9, 1, 28, 28});
-    Tensor y = labels(9, 10);
+    Tensor y = cycle_labels(9, 10);
     opt.zero_grad();
-    dp.train_step(x, y, cross_entropy);
+    dp.train_step(x, y, cross_entropy_loss);
     opt.step();
     ref_opt.zero_grad();
     F::cross_entropy(reference.forward(x), y).backward();
     ref_opt.step();
   }
   CHECK(dp.buckets().size() > 2);
-  auto expected = reference.named_parameters();
-  auto got = model.named_parameters();
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO(got[i].first);
-    CHECK(relative_error(got[i].second, expected[i].second) < 1e-5);
-  }
+  check_parameters_match(model, reference, 1e-5, "model");
   REQUIRE_NOTHROW(dp.check_replicas());
 }
 
@@ -196,7 +170,7 @@ TEST_CASE("DataParallel: unused parameters and replicas with an empty shard stil
   DataParallel dp(model, cpus(3), {.bucket_bytes = 64, .first_bucket_bytes = 16});
   Tensor x = ember::randn({2, 7});  // 2 rows over 3 replicas: replica 2 has none
   Tensor y = ember::tensor<int64_t>({1, 4});
-  dp.train_step(x, y, cross_entropy);
+  dp.train_step(x, y, cross_entropy_loss);
   F::cross_entropy(reference.forward(x), y).backward();
   for (size_t r = 0; r < 3; ++r) {
     auto got = dp.replica(r).named_parameters();
@@ -232,7 +206,7 @@ TEST_CASE("DataParallel removes its grad-ready hooks from the model when it is d
   {
     DataParallel dp(model, cpus(2));
     CHECK(hook_count() == model.parameters().size());
-    dp.train_step(ember::randn({6, 7}), labels(6, 5), cross_entropy);
+    dp.train_step(ember::randn({6, 7}), cycle_labels(6, 5), cross_entropy_loss);
   }
   CHECK(hook_count() == 0);
   // The model trains on its own afterwards, and a second wrapper registers afresh.
@@ -245,12 +219,12 @@ TEST_CASE("DataParallel errors name what was expected") {
   Mlp model;
   REQUIRE_THROWS_WITH(DataParallel(model, std::vector<Device>{}), Catch::Contains("expected at least one device"));
   DataParallel dp(model, cpus(2));
-  REQUIRE_THROWS_WITH(dp.train_step(ember::randn({4, 7}), ember::zeros({3}, {.dtype = ember::kInt64}), cross_entropy),
+  REQUIRE_THROWS_WITH(dp.train_step(ember::randn({4, 7}), ember::zeros({3}, {.dtype = ember::kInt64}), cross_entropy_loss),
                       Catch::Contains("inputs have 4 rows but the target [3]"));
   REQUIRE_THROWS_WITH(dp.forward(ember::randn({0, 7})), Catch::Contains("expected at least one row"));
   // A failure inside one replica's forward reaches the caller, and the replicas stay usable.
-  REQUIRE_THROWS(dp.train_step(ember::randn({4, 6}), ember::zeros({4}, {.dtype = ember::kInt64}), cross_entropy));
-  REQUIRE_NOTHROW(dp.train_step(ember::randn({4, 7}), ember::zeros({4}, {.dtype = ember::kInt64}), cross_entropy));
+  REQUIRE_THROWS(dp.train_step(ember::randn({4, 6}), ember::zeros({4}, {.dtype = ember::kInt64}), cross_entropy_loss));
+  REQUIRE_NOTHROW(dp.train_step(ember::randn({4, 7}), ember::zeros({4}, {.dtype = ember::kInt64}), cross_entropy_loss));
 #ifndef EMBER_WITH_CUDA
   REQUIRE_THROWS_WITH(DataParallel(model, {Device::cuda(0)}), Catch::Contains("need a build with CUDA"));
 #endif
