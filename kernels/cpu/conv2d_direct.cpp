@@ -31,11 +31,6 @@ constexpr int kMaxBlock = 10;
 
 int64_t taps(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kernel_w; }
 
-// The first n (1..16) lanes.
-inline __mmask16 lanes16(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-}
-
 // Accumulator j of vector v is a<v>_<j>: named variables, not an array (GCC keeps an array of
 // __m512 on the stack, several times slower). EMBER_BLOCK(X) expands X(j) for the ten channels;
 // the `if constexpr (KB > j)` inside X drops the unused ones.
@@ -49,7 +44,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float*
                                                      int64_t p, const Conv2dShape& s) {
   const int64_t K = s.out_channels, R = s.kernel_h, Q = s.kernel_w, W = s.in_w;
   const int64_t HW = s.in_h * s.in_w, len = direct_grid_len(s);
-  const __mmask16 m0 = lanes16(len - p), m1 = NV == 2 ? lanes16(len - p - 16) : 0;
+  const __mmask16 m0 = direct_lanes16(len - p), m1 = NV == 2 ? direct_lanes16(len - p - 16) : 0;
 #define EMBER_INIT(j)                                                                          \
   __m512 a0_##j = _mm512_setzero_ps(), a1_##j = a0_##j;                                        \
   if constexpr (KB > j) {                                                                       \
@@ -159,7 +154,7 @@ void block_grid_any(int kb, DirectIsa isa, const float* x, const float* wt, cons
 }
 
 // Output channels split into blocks of at most kMaxBlock, as even as possible (12 -> 6 + 6).
-int64_t channel_blocks(const Conv2dShape& s) { return (s.out_channels + kMaxBlock - 1) / kMaxBlock; }
+int64_t channel_blocks(const Conv2dShape& s) { return direct_blocks(s.out_channels, kMaxBlock); }
 
 // Copies rows of `width` floats from src (row pitch src_ld) to dst (packed): masked vectors, since the
 // rows are short (conv2: 8 floats) and a memcpy call per row was 3 % of the training step.
@@ -168,7 +163,7 @@ __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64
                                                           int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < width; c += 16) {
-      const __mmask16 m = lanes16(width - c);
+      const __mmask16 m = direct_lanes16(width - c);
       _mm512_mask_storeu_ps(dst + r * width + c, m, _mm512_maskz_loadu_ps(m, src + r * src_ld + c));
     }
   }
@@ -178,7 +173,7 @@ __attribute__((target("avx512f"))) void copy_rows_avx512(const float* src, int64
 void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, const float* bias,
                   float* y, const Conv2dShape& s, float* scratch) {
   const int64_t K = s.out_channels, nb = channel_blocks(s), n = t / nb, b = t % nb;
-  const int64_t k0 = K * b / nb, k1 = K * (b + 1) / nb;
+  const int64_t k0 = direct_block_start(K, nb, b), k1 = direct_block_start(K, nb, b + 1);
   const int64_t OH = s.out_h(), OW = s.out_w(), W = s.in_w, ld = direct_grid_ld(s);
   block_grid_any(int(k1 - k0), isa, x + n * s.in_channels * s.in_h * W, wt + k0,
                  bias ? bias + k0 : nullptr, scratch, s);

@@ -3,9 +3,12 @@
 // dispatch here. Both work on the input-width grid (Note [the input-width grid] in
 // conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads x[p + r * in_w + q].
 // defines: ember::kernels::cpu::DirectIsa, direct_isa, direct_grid_len, direct_grid_ld,
+//          direct_lanes16, direct_blocks, direct_block_start,
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstdint>
 
@@ -22,6 +25,16 @@ DirectIsa direct_isa();
 // whole vectors of 16: the row length of the kernels' grid buffers.
 inline int64_t direct_grid_len(const Conv2dShape& s) { return (s.out_h() - 1) * s.in_w + s.out_w(); }
 inline int64_t direct_grid_ld(const Conv2dShape& s) { return (direct_grid_len(s) + 15) / 16 * 16; }
+
+// The first n lanes of 16 (n >= 1; all 16 for n >= 16), as AVX-512 masked loads take them.
+inline __mmask16 direct_lanes16(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+}
+
+// [0, n) in blocks of at most `most`, as even as possible (12 by 10: 6 + 6): how many blocks,
+// and where block b of them starts (block b is [start(b), start(b + 1))).
+inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
+inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
 
 // True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none.
 bool direct_forward_applies(const Conv2dShape& s);

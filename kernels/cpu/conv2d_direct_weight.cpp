@@ -52,18 +52,12 @@ TileLimits tile_limits() {
 // once a group.
 constexpr int64_t kGroupBudget = 32768;
 
-// The first n (1..16) lanes.
-inline __mmask16 lanes16(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
-
-int64_t blocks_of(int64_t n, int64_t most) { return (n + most - 1) / most; }
-// Block b of nb blocks of [0, n), as even as possible: [n * b / nb, n * (b + 1) / nb).
-int64_t block_start(int64_t n, int64_t nb, int64_t b) { return n * b / nb; }
 
 struct Tasks {
   int64_t k_blocks, q_blocks, count;
   explicit Tasks(const Conv2dShape& s, const TileLimits& limits = tile_limits())
-      : k_blocks(blocks_of(s.out_channels, limits.channels)),
-        q_blocks(blocks_of(s.kernel_w, limits.taps)),
+      : k_blocks(direct_blocks(s.out_channels, limits.channels)),
+        q_blocks(direct_blocks(s.kernel_w, limits.taps)),
         count(k_blocks * s.in_channels * s.kernel_h * q_blocks) {}
 };
 
@@ -78,12 +72,12 @@ Tile tile_of(const Tasks& tasks, const Conv2dShape& s, int64_t t) {
   const int64_t r = t % s.kernel_h;
   t /= s.kernel_h;
   const int64_t c = t % s.in_channels, kb = t / s.in_channels;
-  return {block_start(s.out_channels, tasks.k_blocks, kb),
-          block_start(s.out_channels, tasks.k_blocks, kb + 1),
+  return {direct_block_start(s.out_channels, tasks.k_blocks, kb),
+          direct_block_start(s.out_channels, tasks.k_blocks, kb + 1),
           c,
           r,
-          block_start(s.kernel_w, tasks.q_blocks, qb),
-          block_start(s.kernel_w, tasks.q_blocks, qb + 1)};
+          direct_block_start(s.kernel_w, tasks.q_blocks, qb),
+          direct_block_start(s.kernel_w, tasks.q_blocks, qb + 1)};
 }
 
 int64_t group_images(const Conv2dShape& s) {
@@ -92,7 +86,7 @@ int64_t group_images(const Conv2dShape& s) {
 }
 
 int64_t thread_floats(const Conv2dShape& s, int threads) {
-  const int64_t tasks = Tasks(s).count, most_tasks = blocks_of(tasks, threads);
+  const int64_t tasks = Tasks(s).count, most_tasks = direct_blocks(tasks, threads);
   return group_images(s) * s.out_channels * direct_grid_ld(s) + most_tasks * kTileFloats;
 }
 
@@ -272,8 +266,8 @@ __attribute__((target("avx512f"))) void build_dy_grid_avx512(const float* dy, fl
       // Each grid row of W floats in one pass: dy's OW values, then zeros.
       for (int64_t oh = 0; oh < OH; ++oh) {
         for (int64_t c = 0; c < W && oh * W + c < ld; c += 16) {
-          const __mmask16 keep = lanes16(std::min(W, ld - oh * W) - c);
-          const __mmask16 valid = c < OW ? lanes16(OW - c) : __mmask16(0);
+          const __mmask16 keep = direct_lanes16(std::min(W, ld - oh * W) - c);
+          const __mmask16 valid = c < OW ? direct_lanes16(OW - c) : __mmask16(0);
           _mm512_mask_storeu_ps(dst + oh * W + c, keep,
                                 _mm512_maskz_loadu_ps(valid & keep, src + oh * OW + c));
         }
