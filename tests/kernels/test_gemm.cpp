@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -114,13 +115,50 @@ TEMPLATE_TEST_CASE("gemm matches the naive product across cache blocks and threa
   for (int threads : {1, 2, 3}) {
     cpu::set_num_threads(threads);
     CAPTURE(threads);
-    // Crosses KC (256), MC (192/120) and several micro-tiles in both dimensions.
+    // Crosses KC (384 / 256), MC (168 / 120) and several micro-tiles in both dimensions.
     check_gemm<TestType>({false, false, 203, 77, 300, 1.0, 0.0}, rng);
+    check_gemm<TestType>({false, true, 30, 1100, 400, 1.0, -1.0}, rng);  // two NC panels
     check_gemm<TestType>({true, false, 130, 130, 520, -1.0, 0.5}, rng);
     check_gemm<TestType>({false, true, 64, 10, 320, 1.0, 0.0}, rng);   // linear forward
     check_gemm<TestType>({false, false, 10, 576, 25, 1.0, 0.0}, rng);  // conv1 forward
     check_gemm<TestType>({false, false, 20, 64, 250, 1.0, 1.0}, rng);  // conv2 forward
     check_gemm<TestType>({true, true, 45, 300, 70, 2.0, 0.0}, rng);
+  }
+  cpu::set_num_threads(saved);
+}
+
+TEST_CASE("float gemm gives the same bits for every thread count", "[gemm]") {
+  // Threads share out tiles of C on a fixed grid (dynamically), so each tile is computed the same
+  // way whichever thread takes it.
+  struct Shape {
+    bool ta, tb;
+    int64_t M, N, K;
+  };
+  const Shape shapes[] = {{false, false, 203, 1100, 800},  // row tasks over two NC panels, 3 KC
+                          {true, true, 9, 2100, 50},       // one sliver of rows: column tasks
+                          {false, true, 500, 70, 390}};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const int saved = cpu::get_num_threads();
+  for (const Shape& s : shapes) {
+    CAPTURE(s.ta, s.tb, s.M, s.N, s.K);
+    std::vector<float> A(s.M * s.K), B(s.K * s.N);
+    for (auto& v : A) v = dist(rng);
+    for (auto& v : B) v = dist(rng);
+    const int64_t lda = s.ta ? s.M : s.K, ldb = s.tb ? s.K : s.N;
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      cpu::set_num_threads(threads);
+      std::vector<float> C(s.M * s.N, 0.5f);
+      cpu::gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, 0.25f,
+                       C.data(), s.N);
+      if (first.empty()) {
+        first = C;
+      } else {
+        CAPTURE(threads);
+        CHECK(std::memcmp(C.data(), first.data(), C.size() * sizeof(float)) == 0);
+      }
+    }
   }
   cpu::set_num_threads(saved);
 }
