@@ -163,8 +163,9 @@ def targets_table(rows, raw, threads_list):
               if rd["threads"] == threads and "sgemm/1024 of peak" in rd.get("ember", {})]
         if fr:
             m = statistics.median(fr)
-            lines.append(f"| sgemm/1024 ≥ {SGEMM_TARGET:.0%} of the FMA peak | {threads} | {m:.2f} "
-                         f"({min(fr):.2f}–{max(fr):.2f}) | {'met' if m >= SGEMM_TARGET else f'missed by {SGEMM_TARGET - m:.2f}'} |")
+            # Three decimals: a median a hair under the target must not read "0.70 ... missed by 0.00".
+            lines.append(f"| sgemm/1024 ≥ {SGEMM_TARGET:.0%} of the FMA peak | {threads} | {m:.3f} "
+                         f"({min(fr):.2f}–{max(fr):.2f}) | {'met' if m >= SGEMM_TARGET else f'missed by {SGEMM_TARGET - m:.3f}'} |")
     return lines
 
 
