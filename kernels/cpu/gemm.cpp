@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "common/error.h"
 #include "kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
@@ -251,15 +252,21 @@ const Arch* pick_arch() {
   return arch;
 }
 
-// A 64-byte aligned float buffer that only grows (one per thread and operand).
+// A 64-byte aligned float buffer that only grows (one per thread and operand). The threaded path
+// grows its calling thread's buffers before its parallel region, so OutOfMemory reaches the caller.
 class PackBuffer {
  public:
   ~PackBuffer() { std::free(data_); }
   float* get(int64_t n) {
     if (n > capacity_) {
       std::free(data_);
+      data_ = nullptr;
+      capacity_ = 0;
       const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
       data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (data_ == nullptr) {
+        throw OutOfMemory(detail::str("gemm: could not allocate a ", bytes, "-byte packing buffer"));
+      }
       capacity_ = n;
     }
     return data_;
@@ -449,10 +456,13 @@ void packed_gemm_threads(const Arch& arch, const Product& p, int threads) {
   const int64_t nc_slivers = (std::min(arch.nc, p.N) + NR - 1) / NR;
   // Thin products (few row tasks) also split the columns, so that every thread has work.
   const int64_t col_tasks = std::min(nc_slivers, (4 * threads + row_tasks - 1) / row_tasks);
-  float* pb = tl_pack_b.get(nc_slivers * NR * kc_max);  // shared: the calling thread's buffer
+  // Both buffers are the calling thread's: B shared, A in one cache-line-aligned slice a thread.
+  float* pb = tl_pack_b.get(nc_slivers * NR * kc_max);
+  const int64_t a_slice = (task_slivers * MR * kc_max + 15) / 16 * 16;
+  float* pa_slices = tl_pack_a.get(threads * a_slice);
 #pragma omp parallel num_threads(threads)
   {
-    float* pa = tl_pack_a.get(task_slivers * MR * kc_max);
+    float* pa = pa_slices + omp_get_thread_num() * a_slice;
     for_each_panel(arch, p, [&](const Panel& panel) {
       const int64_t slivers = (panel.nc + NR - 1) / NR;
       // Each thread packs an even share of the panel's slivers; the loop's barrier then
