@@ -1,4 +1,6 @@
 // linear (x·Wᵀ + b) on the GEMM kernels (CPU; CUDA hand-written or cuBLAS), and its backward node.
+#include <algorithm>
+
 #include "core/autograd.h"
 #include "core/backend.h"
 #include "kernels/cpu/gemm.h"
@@ -16,6 +18,10 @@ namespace ember::nn::functional {
 using autograd::SavedTensor;
 
 namespace {
+
+// A leading dimension for a contiguous row of n features: gemm (and cuBLAS, which rejects 0)
+// needs ld >= 1 even when a layer has 0 input or output features.
+int64_t ld(int64_t n) { return std::max<int64_t>(n, 1); }
 
 #ifdef EMBER_WITH_CUDA
 // The GEMM linear runs on CUDA: hand-written or cuBLAS, by ember::backend().
@@ -35,8 +41,8 @@ Tensor linear_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& b) {
     using T = typename decltype(tag)::type;
     T* y = out.data<T>();
     if (b.defined()) kernels::cuda::broadcast_rows<T>(b.data<T>(), rows, out_features, y, stream);
-    cuda_gemm<T>()(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features, w.data<T>(),
-                   in_features, b.defined() ? T(1) : T(0), y, out_features, stream);
+    cuda_gemm<T>()(false, true, rows, out_features, in_features, T(1), x.data<T>(), ld(in_features),
+                   w.data<T>(), ld(in_features), b.defined() ? T(1) : T(0), y, ld(out_features), stream);
   });
   return out;
 }
@@ -54,13 +60,13 @@ void linear_backward_cuda(const Tensor& dy, const Tensor& xs, const Tensor& ws, 
     auto gemm = cuda_gemm<T>();
     if (need_x) {
       dx = empty({rows, in_features}, options);
-      gemm(false, false, rows, in_features, out_features, T(1), dy.data<T>(), out_features, ws.data<T>(),
-           in_features, T(0), dx.data<T>(), in_features, stream);
+      gemm(false, false, rows, in_features, out_features, T(1), dy.data<T>(), ld(out_features), ws.data<T>(),
+           ld(in_features), T(0), dx.data<T>(), ld(in_features), stream);
     }
     if (need_w) {
       dw = empty({out_features, in_features}, options);
-      gemm(true, false, out_features, in_features, rows, T(1), dy.data<T>(), out_features, xs.data<T>(),
-           in_features, T(0), dw.data<T>(), in_features, stream);
+      gemm(true, false, out_features, in_features, rows, T(1), dy.data<T>(), ld(out_features), xs.data<T>(),
+           ld(in_features), T(0), dw.data<T>(), ld(in_features), stream);
     }
     if (need_b) {
       db = empty({out_features}, options);
@@ -114,8 +120,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < out_features; ++j) y[r * out_features + j] = pb[j];
       }
-      kernels::cpu::gemm<T>(false, true, rows, out_features, in_features, T(1), x.data<T>(), in_features,
-                            w.data<T>(), in_features, b.defined() ? T(1) : T(0), y, out_features);
+      kernels::cpu::gemm<T>(false, true, rows, out_features, in_features, T(1), x.data<T>(), ld(in_features),
+                            w.data<T>(), ld(in_features), b.defined() ? T(1) : T(0), y, ld(out_features));
     });
   }
   if (autograd::needs_grad({input, weight, bias})) {
@@ -139,12 +145,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
         if (need_x) {  // dx = dy·W
           dx = empty({rows, in_features}, {.dtype = xs.dtype()});
           kernels::cpu::gemm<T>(false, false, rows, in_features, out_features, T(1), dy.data<T>(),
-                                out_features, ws.data<T>(), in_features, T(0), dx.data<T>(), in_features);
+                                ld(out_features), ws.data<T>(), ld(in_features), T(0), dx.data<T>(),
+                                ld(in_features));
         }
         if (need_w) {  // dW = dyᵀ·x
           dw = empty({out_features, in_features}, {.dtype = xs.dtype()});
           kernels::cpu::gemm<T>(true, false, out_features, in_features, rows, T(1), dy.data<T>(),
-                                out_features, xs.data<T>(), in_features, T(0), dw.data<T>(), in_features);
+                                ld(out_features), xs.data<T>(), ld(in_features), T(0), dw.data<T>(),
+                                ld(in_features));
         }
         if (need_b) {  // db = column sums of dy
           db = zeros({out_features}, {.dtype = xs.dtype()});

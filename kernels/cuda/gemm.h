@@ -21,7 +21,8 @@ namespace ember::kernels::cuda {
 //   every pointer on the stream's device; C does not overlap A or B.
 // Guarantees: beta == 0 writes C without reading it (old NaNs vanish); K == 0 gives C = beta * C;
 //   deterministic (each element summed over k in order). Launches asynchronously on `stream`.
-// Throws ember::Error when N exceeds 65535 * 128 columns (the grid's y limit).
+// Throws ember::Error when N exceeds 65535 tiles of columns (the grid's y limit): 65535 * 128
+//   columns in float32, 65535 * 64 in float64.
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, cudaStream_t stream);

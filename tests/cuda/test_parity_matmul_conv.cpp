@@ -102,7 +102,9 @@ std::vector<ParityCase> linear_cases() {
   struct Linear {
     int64_t rows, in, out;
   };
-  const Linear shapes[] = {{64, 320, 10}, {7, 13, 5}, {1, 1, 1}, {129, 65, 257}, {3, 784, 33}};
+  // {4, 0, 3} and {4, 5, 0}: no input or no output features (leading dimensions clamped to 1).
+  const Linear shapes[] = {{64, 320, 10}, {7, 13, 5}, {1, 1, 1}, {129, 65, 257}, {3, 784, 33},
+                           {4, 0, 3},     {4, 5, 0}};
   for (ember::DType dt : parity::kFloatingDTypes) {
     for (const Linear& l : shapes) {
       const std::string name = dims({l.rows, l.in, l.out});

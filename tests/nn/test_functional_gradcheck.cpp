@@ -95,6 +95,29 @@ TEST_CASE("max_pool2d, relu and linear gradients match finite differences") {
   }, {ember::randn({2, 3, 4}), ember::randn({4, 6})});
 }
 
+TEST_CASE("linear with 0 input or 0 output features: the bias, an empty output, zero gradients") {
+  // Leading dimensions of 0 are invalid for gemm (and cuBLAS); the layer must still work.
+  Tensor x = ember::randn({3, 0}).requires_grad_(), w = ember::randn({4, 0}).requires_grad_();
+  Tensor b = ember::randn({4}).requires_grad_();
+  Tensor y = F::linear(x, w, b);
+  REQUIRE(y.sizes() == ember::Shape{3, 4});
+  for (int64_t r = 0; r < 3; ++r) {
+    for (int64_t j = 0; j < 4; ++j) CHECK(y.data<float>()[r * 4 + j] == b.data<float>()[j]);
+  }
+  ember::sum(y).backward();
+  CHECK(x.grad().sizes() == ember::Shape{3, 0});
+  CHECK(w.grad().sizes() == ember::Shape{4, 0});
+  for (int64_t j = 0; j < 4; ++j) CHECK(b.grad().data<float>()[j] == 3.0f);
+
+  Tensor x2 = ember::randn({3, 5}).requires_grad_(), w2 = ember::randn({0, 5}).requires_grad_();
+  Tensor y2 = F::linear(x2, w2);
+  REQUIRE(y2.sizes() == ember::Shape{3, 0});
+  ember::sum(y2).backward();
+  REQUIRE(x2.grad().sizes() == ember::Shape{3, 5});
+  for (int64_t i = 0; i < 15; ++i) CHECK(x2.grad().data<float>()[i] == 0.0f);
+  CHECK(w2.grad().sizes() == ember::Shape{0, 5});
+}
+
 TEST_CASE("log_softmax, nll_loss, cross_entropy and mse_loss gradients match finite differences") {
   ember::manual_seed(5);
   Tensor target = ember::tensor(std::vector<int64_t>{2, 0, 4, 1});
