@@ -64,7 +64,17 @@ class AccumulateGrad final : public Node {
     EMBER_CHECK(incoming.sizes() == leaf.sizes(), "backward: the gradient of a leaf of shape ",
                 leaf.sizes(), " has shape ", incoming.sizes());
     if (!meta.grad) {
-      meta.grad = incoming.to(leaf.device(), leaf.dtype()).clone().impl_ptr();
+      // The first gradient: adopt it when nothing else can see its memory (as PyTorch's
+      // AccumulateGrad does), else keep a copy. Adopting saves a copy of every leaf's gradient a
+      // step (zero_grad() drops them); a shared one, such as the caller's own tensor passed to
+      // backward(), must not become .grad, which later backward calls add into in place.
+      const bool exclusive = incoming.impl_ptr().use_count() == 1 &&
+                             incoming.storage().use_count() == 1 && incoming.is_contiguous() &&
+                             incoming.storage_offset() == 0 &&
+                             incoming.nbytes() == incoming.storage()->nbytes() &&
+                             incoming.device() == leaf.device() && incoming.dtype() == leaf.dtype() &&
+                             !incoming.requires_grad();
+      meta.grad = exclusive ? incoming.impl_ptr() : incoming.to(leaf.device(), leaf.dtype()).clone().impl_ptr();
     } else {
       Tensor(meta.grad).add_(incoming);
     }

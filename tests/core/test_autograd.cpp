@@ -72,6 +72,37 @@ TEST_CASE("gradients accumulate over repeated uses and over backward calls") {
   CHECK(x.grad().at<double>({1}) == 26);
 }
 
+TEST_CASE("a leaf's first gradient is adopted only when nothing else shares its memory") {
+  // Adopted: a fresh gradient no one else holds (mul's), with the same values as a copy.
+  Tensor x = ember::tensor({-1.0, 2.0, 3.0}).requires_grad_();
+  ember::mul(x, 2.0).backward(ember::tensor({5.0, 6.0, 7.0}));
+  CHECK(x.grad().at<double>({0}) == 10);
+  CHECK(x.grad().at<double>({2}) == 14);
+
+  // The caller's gradient, passed straight to a leaf or through a view of it, stays the caller's:
+  // the next backward adds into .grad in place and must leave dy alone.
+  Tensor leaf = ember::tensor({1.0, 2.0}).requires_grad_();
+  Tensor dy = ember::tensor({3.0, 4.0});
+  leaf.backward(dy);
+  leaf.backward(dy);
+  CHECK(leaf.grad().at<double>({1}) == 8);
+  CHECK(dy.at<double>({1}) == 4);
+  CHECK(leaf.grad().data_ptr() != dy.data_ptr());
+  Tensor square = ember::tensor({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  Tensor dflat = ember::tensor({1.0, 1.0, 1.0, 1.0});
+  square.reshape({2, 2}).backward(dflat.reshape({2, 2}));
+  square.reshape({2, 2}).backward(dflat.reshape({2, 2}));
+  CHECK(dflat.at<double>({3}) == 1);
+  CHECK(square.grad().at<double>({3}) == 2);
+
+  // add hands the same gradient to both inputs: one leaf may adopt it, the other must copy it.
+  Tensor a = ember::tensor({1.0, 2.0}).requires_grad_(), b = ember::tensor({3.0, 4.0}).requires_grad_();
+  ember::mul(ember::add(a, b), 1.0).backward(ember::tensor({1.0, 1.0}));
+  CHECK(a.grad().data_ptr() != b.grad().data_ptr());
+  a.grad().add_(ember::tensor({10.0, 10.0}));
+  CHECK(b.grad().at<double>({0}) == 1);
+}
+
 TEST_CASE("retain_graph keeps the graph for a second backward; without it the second one throws") {
   Tensor x = ember::tensor({3.0}).requires_grad_();
   Tensor y = ember::mul(x, x);
