@@ -74,7 +74,8 @@ class AccumulateGrad final : public Node {
                              incoming.nbytes() == incoming.storage()->nbytes() &&
                              incoming.device() == leaf.device() && incoming.dtype() == leaf.dtype() &&
                              !incoming.requires_grad();
-      meta.grad = exclusive ? incoming.impl_ptr() : incoming.to(leaf.device(), leaf.dtype()).clone().impl_ptr();
+      meta.grad = exclusive ? incoming.impl_ptr()
+                            : incoming.to(leaf.device(), leaf.dtype()).clone().impl_ptr();
     } else {
       Tensor(meta.grad).add_(incoming);
     }

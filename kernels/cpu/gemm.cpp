@@ -480,9 +480,9 @@ void packed_gemm_threads(const Arch& arch, const Product& p, int threads) {
 #pragma omp for schedule(dynamic, 1)
       for (int64_t task = 0; task < row_tasks * chunks; ++task) {
         const int64_t i0 = task / chunks * task_slivers * MR, chunk = task % chunks;
-        panel_rows(arch, p, panel, i0, std::min(task_slivers * MR, p.M - i0),
-                   slivers * chunk / chunks * NR, std::min(panel.nc, slivers * (chunk + 1) / chunks * NR),
-                   pb, pa);
+        const int64_t j0 = slivers * chunk / chunks * NR;
+        const int64_t j1 = std::min(panel.nc, slivers * (chunk + 1) / chunks * NR);
+        panel_rows(arch, p, panel, i0, std::min(task_slivers * MR, p.M - i0), j0, j1, pb, pa);
       }
     });
   }
