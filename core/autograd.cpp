@@ -49,6 +49,13 @@ class FunctionNode final : public Node {
   std::vector<TensorOptions> output_options_;
 };
 
+// True when nothing but `t` can reach its memory: it is the only handle on its TensorImpl, the
+// only tensor on its storage, and covers all of that storage.
+bool exclusively_held(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.storage().use_count() == 1 && t.is_contiguous() &&
+         t.storage_offset() == 0 && t.nbytes() == t.storage()->nbytes() && !t.requires_grad();
+}
+
 // The sink of a leaf's gradients: adds them into .grad, then calls the leaf's hooks.
 class AccumulateGrad final : public Node {
  public:
@@ -67,15 +74,11 @@ class AccumulateGrad final : public Node {
       // The first gradient: adopt it when nothing else can see its memory (as PyTorch's
       // AccumulateGrad does), else keep a copy. Adopting saves a copy of every leaf's gradient a
       // step (zero_grad() drops them); a shared one, such as the caller's own tensor passed to
-      // backward(), must not become .grad, which later backward calls add into in place.
-      const bool exclusive = incoming.impl_ptr().use_count() == 1 &&
-                             incoming.storage().use_count() == 1 && incoming.is_contiguous() &&
-                             incoming.storage_offset() == 0 &&
-                             incoming.nbytes() == incoming.storage()->nbytes() &&
-                             incoming.device() == leaf.device() && incoming.dtype() == leaf.dtype() &&
-                             !incoming.requires_grad();
-      meta.grad = exclusive ? incoming.impl_ptr()
-                            : incoming.to(leaf.device(), leaf.dtype()).clone().impl_ptr();
+      // backward(), must not become .grad, which later backward calls add into in place. A
+      // gradient converted to the leaf's device or dtype is a tensor of its own, adopted as is.
+      Tensor grad = incoming.to(leaf.device(), leaf.dtype());
+      grad_outputs[0] = Tensor();  // this node's own handle: `grad` may now be the only one
+      meta.grad = (exclusively_held(grad) ? grad : grad.clone()).impl_ptr();
     } else {
       Tensor(meta.grad).add_(incoming);
     }
