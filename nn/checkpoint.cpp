@@ -89,7 +89,8 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
   std::map<std::string, Tensor> tensors;
   for (auto& [key, entry] : header.items()) {
     if (key == "__metadata__") continue;
-    auto bad = [&](const std::string& what) {
+    // key is captured by an init-capture: clang before 16 cannot capture a structured binding.
+    auto bad = [&, &key = key](const std::string& what) {
       return Error(detail::str("load: ", path, ": tensor \"", key, "\" ", what));
     };
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||

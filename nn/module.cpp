@@ -52,7 +52,7 @@ Module::Module(Module&& other)
       owned_children_(std::move(other.owned_children_)) {
   for (const auto& [name, child] : other.children_) {
     bool owned = std::any_of(owned_children_.begin(), owned_children_.end(),
-                             [&](const std::shared_ptr<Module>& m) { return m.get() == child; });
+                             [child = child](const std::shared_ptr<Module>& m) { return m.get() == child; });
     EMBER_CHECK(owned, "cannot move a ", other.name(), ": its submodule \"", name, "\" was registered by reference; "
                 "hold the module in a std::shared_ptr (e.g. Sequential::push_back(std::make_shared<...>()))");
   }
