@@ -1,8 +1,10 @@
 #include "core/storage.h"
 
 #include <malloc.h>
+#include <sys/sysinfo.h>
 
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 #include "common/error.h"
@@ -24,7 +26,24 @@ const bool cpu_allocation_reuse = [] {
   return true;
 }();
 
+// All the memory a CPU allocation could ever get: this machine's RAM and swap. Asking for more
+// cannot succeed (malloc fails, or with overcommit the first write kills the process), and under
+// a sanitizer or libFuzzer a huge malloc aborts instead of returning null, so it is refused first.
+size_t cpu_memory_limit() {
+  static const size_t limit = [] {
+    struct sysinfo info {};
+    if (::sysinfo(&info) != 0) return std::numeric_limits<size_t>::max();
+    return (static_cast<size_t>(info.totalram) + info.totalswap) * info.mem_unit;
+  }();
+  return limit;
+}
+
 void* allocate_cpu(size_t nbytes) {
+  if (nbytes > cpu_memory_limit()) {
+    throw OutOfMemory(detail::str("cpu allocator: cannot allocate ", nbytes, " bytes (", nbytes >> 30,
+                                  " GiB): more than this machine's memory and swap (", cpu_memory_limit() >> 30,
+                                  " GiB)"));
+  }
   // aligned_alloc needs a size that is a multiple of the alignment; 0 bytes still gets a block.
   size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
   void* data = std::aligned_alloc(kCpuAlignment, rounded == 0 ? kCpuAlignment : rounded);

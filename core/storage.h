@@ -18,7 +18,9 @@ class Storage {
  public:
   using Deleter = std::function<void(void*)>;
 
-  // Allocates uninitialised memory. Throws ember::OutOfMemory when the allocation fails.
+  // Allocates uninitialised memory. Throws ember::OutOfMemory when the allocation fails, and
+  // before trying when `nbytes` is more than the device could ever give (on the CPU: more than
+  // this machine's memory and swap; on a GPU the caching allocator reports the free memory).
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
   // Page-locked CPU memory for fast copies to a GPU (needs a CUDA device; throws otherwise).
   static std::shared_ptr<Storage> allocate_pinned(size_t nbytes);

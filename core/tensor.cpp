@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <cstring>
 #include <numeric>
@@ -20,16 +21,6 @@
 namespace ember {
 
 namespace {
-
-Shape contiguous_strides(const Shape& sizes) {
-  Shape strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = stride;
-    stride *= std::max<int64_t>(sizes[d], 1);
-  }
-  return strides;
-}
 
 int64_t product(const Shape& sizes) {
   return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>());
@@ -75,6 +66,34 @@ Tensor record_part_view(const Tensor& base, Tensor view, const char* op, Pick pi
 }  // namespace
 
 std::string shape_str(const Shape& shape) { return detail::str(shape); }
+
+// --- Sizes -----------------------------------------------------------------------------------
+
+// Note [Checked sizes]: the span of a contiguous layout, the product of its sizes with each 0
+// counted as 1, bounds the element count and every stride; times the element size it bounds the
+// byte size and every byte offset. Checking that one product for overflow checks them all, which
+// also covers a shape with no elements whose other dims still overflow as strides.
+ContiguousSize contiguous_size(const Shape& shape, DType dtype, std::string_view op) {
+  for (int64_t s : shape) EMBER_CHECK(s >= 0, op, ": negative size in shape ", shape);
+  auto too_large = [&] {
+    return Error(detail::str(op, ": shape ", shape, " of ", dtype_name(dtype),
+                             " is too large to address: the storage size calculation overflowed int64 (",
+                             std::numeric_limits<int64_t>::max(), " bytes at most)"));
+  };
+  ContiguousSize out;
+  out.strides.resize(shape.size());
+  int64_t span = 1, numel = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    out.strides[d] = span;
+    if (__builtin_mul_overflow(span, std::max<int64_t>(shape[d], 1), &span)) throw too_large();
+    numel *= shape[d];  // at most span: cannot overflow
+  }
+  int64_t span_bytes = 0;
+  if (__builtin_mul_overflow(span, static_cast<int64_t>(element_size(dtype)), &span_bytes)) throw too_large();
+  out.numel = numel;
+  out.nbytes = numel * static_cast<int64_t>(element_size(dtype));  // at most span_bytes
+  return out;
+}
 
 // --- Metadata --------------------------------------------------------------------------------
 
@@ -149,17 +168,21 @@ template uint8_t* Tensor::data<uint8_t>() const;
 namespace {
 
 // Resolves one -1 in `shape` against numel, checking the element count.
-Shape infer_shape(Shape shape, int64_t numel, const char* op, const Shape& from) {
-  int64_t known = 1, infer_at = -1;
+Shape infer_shape(Shape shape, int64_t numel, DType dtype, const char* op, const Shape& from) {
+  int64_t infer_at = -1;
+  Shape known_dims = shape;  // the -1 counted as 1
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       EMBER_CHECK(infer_at < 0, op, ": only one dimension can be -1, got ", shape);
       infer_at = static_cast<int64_t>(d);
+      known_dims[d] = 1;
     } else {
       EMBER_CHECK(shape[d] >= 0, op, ": invalid size ", shape[d], " in shape ", shape);
-      known *= shape[d];
     }
   }
+  // Checked, so that a product that wraps around cannot match numel by accident; when it holds,
+  // the inferred shape fits too (its element count is numel, and no dim is 0).
+  const int64_t known = contiguous_size(known_dims, dtype, op).numel;
   if (infer_at >= 0) {
     EMBER_CHECK(known != 0 && numel % known == 0, op, ": shape ", shape,
                 " is invalid for a tensor of shape ", from, " (", numel, " elements)");
@@ -179,7 +202,7 @@ std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, cons
     std::fill(result.begin(), result.end(), 1);
     return result;
   }
-  if (product(sizes) == 0) return contiguous_strides(shape);
+  if (product(sizes) == 0) return contiguous_size(shape, kUInt8, "view").strides;  // checked by infer_shape
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunk_base_stride = strides.back();
   int64_t tensor_numel = 1, view_numel = 1;
@@ -206,7 +229,7 @@ std::optional<Shape> view_strides(const Shape& sizes, const Shape& strides, cons
 }  // namespace
 
 Tensor Tensor::view(Shape shape) const {
-  shape = infer_shape(std::move(shape), numel(), "view", sizes());
+  shape = infer_shape(std::move(shape), numel(), dtype(), "view", sizes());
   auto strides_for_view = view_strides(sizes(), strides(), shape);
   EMBER_CHECK(strides_for_view.has_value(), "view: the layout of a tensor of shape ", sizes(),
               " with strides ", strides(), " cannot be viewed as ", shape,
@@ -215,7 +238,7 @@ Tensor Tensor::view(Shape shape) const {
 }
 
 Tensor Tensor::reshape(Shape shape) const {
-  shape = infer_shape(std::move(shape), numel(), "reshape", sizes());
+  shape = infer_shape(std::move(shape), numel(), dtype(), "reshape", sizes());
   if (view_strides(sizes(), strides(), shape)) return view(shape);
   return contiguous().view(shape);
 }
@@ -341,6 +364,7 @@ Tensor Tensor::expand(Shape shape) const {
       new_strides[d] = 0;
     }
   }
+  contiguous_size(shape, dtype(), "expand");  // the view's element count must fit int64 too
   return record_view(*this, make_view(*this, shape, new_strides, storage_offset()), "expand",
                      [sizes = sizes()](const Tensor& grad) { return sum_to(grad, sizes); });
 }
@@ -473,7 +497,7 @@ Tensor Tensor::pin_memory() const {
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = Storage::allocate_pinned(nbytes());
   impl->sizes = sizes();
-  impl->strides = contiguous_strides(sizes());
+  impl->strides = contiguous_size(sizes(), dtype(), "pin_memory").strides;
   impl->dtype = dtype();
   Tensor out(std::move(impl));
   NoGradGuard no_grad;
@@ -515,11 +539,10 @@ template bool Tensor::at<bool>(std::initializer_list<int64_t>) const;
 // --- Factories -------------------------------------------------------------------------------
 
 Tensor empty(Shape shape, TensorOptions options) {
-  for (int64_t s : shape) EMBER_CHECK(s >= 0, "empty: negative size in shape ", shape);
+  ContiguousSize size = contiguous_size(shape, options.dtype, "empty");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(static_cast<size_t>(product(shape)) * element_size(options.dtype),
-                                    options.device);
-  impl->strides = contiguous_strides(shape);
+  impl->storage = Storage::allocate(static_cast<size_t>(size.nbytes), options.device);
+  impl->strides = std::move(size.strides);
   impl->sizes = std::move(shape);
   impl->dtype = options.dtype;
   Tensor out(std::move(impl));
@@ -573,11 +596,11 @@ template Tensor tensor(const std::vector<int64_t>&, TensorOptions);
 template Tensor tensor(const std::vector<uint8_t>&, TensorOptions);
 
 Tensor from_blob(void* data, Shape shape, TensorOptions options, std::function<void(void*)> deleter) {
-  EMBER_CHECK(data != nullptr || product(shape) == 0, "from_blob: data is null");
+  ContiguousSize size = contiguous_size(shape, options.dtype, "from_blob");
+  EMBER_CHECK(data != nullptr || size.numel == 0, "from_blob: data is null");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::wrap(data, static_cast<size_t>(product(shape)) * element_size(options.dtype),
-                                options.device, std::move(deleter));
-  impl->strides = contiguous_strides(shape);
+  impl->storage = Storage::wrap(data, static_cast<size_t>(size.nbytes), options.device, std::move(deleter));
+  impl->strides = std::move(size.strides);
   impl->sizes = std::move(shape);
   impl->dtype = options.dtype;
   Tensor out(std::move(impl));

@@ -1,5 +1,5 @@
 // The tensor: a cheap shared handle to sizes, strides and an offset over a Storage.
-// defines: ember::Shape, ember::TensorOptions, ember::TensorImpl, ember::Tensor
+// defines: ember::Shape, ember::TensorOptions, ember::TensorImpl, ember::Tensor, ember::contiguous_size
 //
 // Note [Tensor handles]: copying a Tensor copies a pointer, like torch::Tensor: `Tensor b = a;`
 // aliases a, and in-place ops on b are visible through a. Views (view, transpose, narrow, ...)
@@ -12,6 +12,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device.h"
@@ -177,7 +178,25 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 // Formats a shape as [2, 3].
 std::string shape_str(const Shape& shape);
 
+// --- Sizes ---------------------------------------------------------------------------------
+// The element count, byte size and contiguous strides of a tensor of `shape` and `dtype`,
+// computed in one place with every product checked: every factory allocates what this says, and
+// every file reader validates a header against it before it allocates or reads anything.
+struct ContiguousSize {
+  int64_t numel = 0;
+  int64_t nbytes = 0;
+  Shape strides;  // in elements, as a contiguous tensor of `shape` has them
+};
+// Throws ember::Error starting with `op` when a size is negative, or when the element count, the
+// byte size or a stride overflows int64_t (PyTorch: "Storage size calculation overflowed"):
+//   "empty: shape [3, 4611686018427387904] of float32 is too large to address: the storage size
+//    calculation overflowed int64 (9223372036854775807 bytes at most)".
+// Whether that many bytes can be allocated is the allocator's check (Storage::allocate).
+ContiguousSize contiguous_size(const Shape& shape, DType dtype, std::string_view op);
+
 // --- Factories ----------------------------------------------------------------------------
+// Each throws ember::Error for a shape contiguous_size rejects and ember::OutOfMemory for more
+// memory than the device can give, both before anything is allocated.
 Tensor empty(Shape shape, TensorOptions options = {});
 Tensor zeros(Shape shape, TensorOptions options = {});
 Tensor ones(Shape shape, TensorOptions options = {});

@@ -128,3 +128,39 @@ TEST_CASE("pin_memory without a GPU is a clear error") {
   if (ember::cuda::is_available()) return;  // covered by the CUDA tests
   REQUIRE_THROWS_WITH(ember::ones({2}).pin_memory(), Catch::Contains("pinned host memory"));
 }
+
+// Issue 20, point 1: one checked size computation behind every factory and loader.
+TEST_CASE("factories reject shapes whose element count, byte size or strides overflow int64") {
+  constexpr int64_t k31 = int64_t{1} << 31, k62 = int64_t{1} << 62;
+  // 2^62 float32 elements are 2^64 bytes: the byte size overflows although the count does not.
+  REQUIRE_THROWS_WITH(ember::zeros({k31, k31}),
+                      Catch::Contains("empty: shape [2147483648, 2147483648] of float32 is too large to address") &&
+                          Catch::Contains("storage size calculation overflowed int64"));
+  REQUIRE_THROWS_WITH(ember::zeros({k62}), Catch::Contains("empty: shape [4611686018427387904] of float32"));
+  REQUIRE_THROWS_AS(ember::empty({3, k62}), ember::Error);                      // the count overflows
+  REQUIRE_THROWS_AS(ember::empty({65536, 65536, 65536, 65536}), ember::Error);  // wraps to exactly 0
+  REQUIRE_THROWS_AS(ember::ones({k31, k31}, {.dtype = ember::kUInt8}), ember::Error);
+  // No elements, but the strides of the other dims overflow all the same.
+  REQUIRE_THROWS_WITH(ember::empty({0, k62, k62}), Catch::Contains("empty: shape [0, 4611686018427387904, "));
+  REQUIRE_THROWS_AS(ember::from_blob(nullptr, {0, k62, 4}), ember::Error);
+  // The largest shapes that fit still compute their sizes exactly (no allocation needed for 0).
+  CHECK(ember::empty({0, k31, k31}, {.dtype = ember::kUInt8}).numel() == 0);
+  CHECK(ember::empty({0, k31, k31}, {.dtype = ember::kUInt8}).stride(0) == k62);
+}
+
+TEST_CASE("a view whose element count overflows cannot match the tensor by wrapping around") {
+  constexpr int64_t k62 = int64_t{1} << 62;
+  // [2^62, 4] has 2^64 elements, which wraps to 0, the element count of an empty tensor.
+  REQUIRE_THROWS_WITH(ember::empty({0}).view({k62, 4}), Catch::Contains("view: shape [4611686018427387904, 4]"));
+  REQUIRE_THROWS_AS(ember::empty({0}).reshape({k62, 4}), ember::Error);
+  REQUIRE_THROWS_AS(ember::empty({0}).reshape({k62, 4, -1}), ember::Error);
+}
+
+TEST_CASE("a shape larger than this machine's memory is OutOfMemory before any allocation") {
+  // 2^50 float32 elements (4 PiB) fit int64, but no CPU allocator can give them; the error
+  // comes from a check, not from malloc (whose failure a sanitizer would turn into an abort).
+  REQUIRE_THROWS_AS(ember::empty({int64_t{1} << 50}), ember::OutOfMemory);
+  REQUIRE_THROWS_WITH(ember::empty({int64_t{1} << 50}),
+                      Catch::Contains("cpu allocator: cannot allocate 4503599627370496 bytes") &&
+                          Catch::Contains("more than this machine's memory and swap"));
+}
