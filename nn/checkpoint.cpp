@@ -2,16 +2,21 @@
 #include "nn/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -57,12 +62,89 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
   }
 }
 
-}  // namespace
+// --- Reading ---------------------------------------------------------------------------------
 
-std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+// A safetensors header nests three levels (the header object, a tensor's entry, its shape); a
+// deeper one is not safetensors, and rejecting it early keeps every later walk of it shallow.
+constexpr int kMaxHeaderDepth = 16;
+
+// The header's JSON. Any nlohmann exception (parse_error, out_of_range for a number like 1e400,
+// ...) becomes an ember::Error naming the file and the header's bytes.
+json parse_header(const std::string& text, const std::string& path) {
+  const auto header_end = 8 + text.size();
+  auto limit_depth = [&](int depth, json::parse_event_t, json&) {
+    EMBER_CHECK(depth <= kMaxHeaderDepth, "load: ", path, " has a corrupt JSON header (bytes 8 to ", header_end,
+                "): nested deeper than ", kMaxHeaderDepth, " levels (a safetensors header has 3)");
+    return true;
+  };
+  try {
+    return json::parse(text, limit_depth);
+  } catch (const json::exception& e) {
+    throw Error(detail::str("load: ", path, " has a corrupt JSON header (bytes 8 to ", header_end, "): ", e.what()));
+  }
+}
+
+// Where one tensor's bytes lie in the file.
+struct DataRegion {
+  uint64_t start = 0;  // file offset of the first data byte, right after the header
+  uint64_t size = 0;   // data bytes in the file
+  uint64_t file_size = 0;
+};
+
+[[noreturn]] void bad_entry(const std::string& path, const std::string& key, const std::string& what) {
+  throw Error(detail::str("load: ", path, ": tensor \"", key, "\" ", what));
+}
+
+// Reads the tensor that header entry `key` describes, after checking the entry: its fields, its
+// dtype, its shape (through contiguous_size, before anything is allocated) and that its
+// data_offsets lie inside the file and hold exactly the bytes the shape needs.
+Tensor read_tensor(std::ifstream& file, const std::string& path, const std::string& key, const json& entry,
+                   const DataRegion& data) {
+  if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
+      !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
+      entry["data_offsets"].size() != 2) {
+    bad_entry(path, key, "needs \"dtype\", \"shape\" and a two-element \"data_offsets\"");
+  }
+  const auto& dtype_name_in_file = entry["dtype"].get_ref<const std::string&>();
+  const auto dtype = parse_dtype(dtype_name_in_file);
+  if (!dtype || *dtype == DType::Float16 || *dtype == DType::BFloat16) {
+    bad_entry(path, key, "has unsupported dtype " + dtype_name_in_file + " (expected F32, F64, I64, U8 or BOOL)");
+  }
+  Shape shape;
+  for (const json& s : entry["shape"]) {
+    if (!s.is_number_integer() || s.get<int64_t>() < 0) bad_entry(path, key, "has an invalid shape " + entry["shape"].dump());
+    shape.push_back(s.get<int64_t>());
+  }
+  const int64_t needed = contiguous_size(shape, *dtype, detail::str("load: ", path, ": tensor \"", key, "\"")).nbytes;
+  const json& offsets = entry["data_offsets"];
+  if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+    bad_entry(path, key, "has data_offsets " + offsets.dump() + " that are not two non-negative integers");
+  }
+  const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+  if (begin > end || end > data.size) {
+    bad_entry(path, key, detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data.size,
+                                     " data bytes (file bytes ", data.start + begin, " to ", data.start + end, " of ",
+                                     data.file_size, "; truncated?)"));
+  }
+  if (end - begin != static_cast<uint64_t>(needed)) {
+    bad_entry(path, key, detail::str("has ", end - begin, " data bytes at file byte ", data.start + begin,
+                                     " but shape ", shape, " of ", dtype_name(*dtype), " needs ", needed));
+  }
+  Tensor t = empty(shape, {.dtype = *dtype});
+  file.seekg(static_cast<std::streamoff>(data.start + begin));
+  file.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
+  EMBER_CHECK(file.good() || t.nbytes() == 0, "load: ", path, ": reading tensor \"", key, "\" at byte ",
+              data.start + begin, " failed");
+  return t;
+}
+
+std::map<std::string, Tensor> read_safetensors_file(const std::string& path) {
   std::error_code error;
-  EMBER_CHECK(std::filesystem::is_regular_file(path, error), "load: cannot open ", path, ": ",
-              error ? error.message() : std::string(std::filesystem::exists(path) ? "not a regular file" : "no such file"));
+  if (!std::filesystem::is_regular_file(path, error)) {
+    const bool exists = std::filesystem::exists(path, error);
+    throw Error(detail::str("load: cannot open ", path, ": ",
+                            error ? error.message() : exists ? "not a regular file" : "no such file"));
+  }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   EMBER_CHECK(file.good(), "load: cannot open ", path, ": ", std::strerror(errno));
   const auto file_size = static_cast<uint64_t>(file.tellg());
@@ -77,62 +159,102 @@ std::map<std::string, Tensor> read_safetensors(const std::string& path) {
               "says ", header_size, " bytes but only ", file_size - 8, " follow");
   std::string header_text(header_size, '\0');
   file.read(header_text.data(), static_cast<std::streamsize>(header_size));
-  json header;
-  try {
-    header = json::parse(header_text);
-  } catch (const json::parse_error& e) {
-    throw Error(detail::str("load: ", path, " has a corrupt JSON header (bytes 8 to ", 8 + header_size,
-                            "): ", e.what()));
-  }
+  EMBER_CHECK(file.good(), "load: ", path, ": reading the header at byte 8 failed");
+  const json header = parse_header(header_text, path);
   EMBER_CHECK(header.is_object(), "load: ", path, ": the header at byte 8 is not a JSON object");
-  const uint64_t data_start = 8 + header_size, data_size = file_size - data_start;
+  const DataRegion data{.start = 8 + header_size, .size = file_size - 8 - header_size, .file_size = file_size};
   std::map<std::string, Tensor> tensors;
-  for (auto& [key, entry] : header.items()) {
-    if (key == "__metadata__") continue;
-    // key is captured by an init-capture: clang before 16 cannot capture a structured binding.
-    auto bad = [&, &key = key](const std::string& what) {
-      return Error(detail::str("load: ", path, ": tensor \"", key, "\" ", what));
-    };
-    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
-        !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
-        entry["data_offsets"].size() != 2) {
-      throw bad("needs \"dtype\", \"shape\" and a two-element \"data_offsets\"");
-    }
-    auto dtype = parse_dtype(entry["dtype"].get<std::string>());
-    if (!dtype || *dtype == DType::Float16 || *dtype == DType::BFloat16) {
-      throw bad("has unsupported dtype " + entry["dtype"].get<std::string>() + " (expected F32, F64, I64, U8 or BOOL)");
-    }
-    // The byte count the shape needs, checked for overflow before anything is allocated.
-    Shape shape;
-    uint64_t needed = element_size(*dtype);
-    for (auto& s : entry["shape"]) {
-      if (!s.is_number_integer() || s.get<int64_t>() < 0) throw bad("has an invalid shape " + entry["shape"].dump());
-      const auto n = static_cast<uint64_t>(s.get<int64_t>());
-      if (n != 0 && needed > UINT64_MAX / n) throw bad("has a shape " + entry["shape"].dump() + " too large to address");
-      needed *= n;
-      shape.push_back(s.get<int64_t>());
-    }
-    const json& offsets = entry["data_offsets"];
-    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-      throw bad("has data_offsets " + offsets.dump() + " that are not two non-negative integers");
-    }
-    const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-    if (begin > end || end > data_size) {
-      throw bad(detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data_size, " data bytes (file bytes ",
-                            data_start + begin, " to ", data_start + end, " of ", file_size, "; truncated?)"));
-    }
-    if (end - begin != needed) {
-      throw bad(detail::str("has ", end - begin, " data bytes at file byte ", data_start + begin, " but shape ", shape,
-                            " of ", dtype_name(*dtype), " needs ", needed));
-    }
-    Tensor t = empty(shape, {.dtype = *dtype});
-    file.seekg(static_cast<std::streamoff>(data_start + begin));
-    file.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
-    EMBER_CHECK(file.good() || t.nbytes() == 0, "load: ", path, ": reading tensor \"", key, "\" at byte ",
-                data_start + begin, " failed");
-    tensors[key] = t;
+  for (const auto& item : header.items()) {
+    if (item.key() != "__metadata__") tensors[item.key()] = read_tensor(file, path, item.key(), item.value(), data);
   }
   return tensors;
+}
+
+// --- Writing ---------------------------------------------------------------------------------
+
+// Note [Checkpoint temporaries]: a save writes `.<name>.tmp-XXXXXX` (mkstemp's six letters and
+// digits) beside `<name>` and renames it over `<name>` when complete. It holds an exclusive flock
+// on the temporary until then; the kernel drops the lock when the process dies, however it dies.
+// So a temporary of the same checkpoint that nobody holds a lock on was left by a killed save, and
+// the next save removes it. Files not named exactly so, and temporaries of other checkpoints, are
+// never touched.
+std::string temp_prefix(const std::filesystem::path& target) { return "." + target.filename().string() + ".tmp-"; }
+
+bool is_temp_name(const std::string& name, const std::string& prefix) {
+  if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0) return false;
+  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+
+bool same_file(int fd, const std::string& path) {
+  struct stat by_fd {}, by_name {};
+  return ::fstat(fd, &by_fd) == 0 && ::lstat(path.c_str(), &by_name) == 0 && by_fd.st_dev == by_name.st_dev &&
+         by_fd.st_ino == by_name.st_ino;
+}
+
+// Removes the temporaries of `target` that no running save holds (see the note). Best effort:
+// an entry that cannot be opened, locked or removed is left as it is.
+void remove_stale_temporaries(const std::filesystem::path& target) {
+  const std::string prefix = temp_prefix(target);
+  const std::filesystem::path folder = target.parent_path().empty() ? "." : target.parent_path();
+  std::error_code error;
+  std::vector<std::string> candidates;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (is_temp_name(name, prefix)) candidates.push_back(it->path().string());
+  }
+  for (const std::string& candidate : candidates) {
+    const int fd = ::open(candidate.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    // Locked by us, and still the file of that name (not renamed away and reused meanwhile).
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(fd, candidate)) ::unlink(candidate.c_str());
+    ::close(fd);
+  }
+}
+
+// Creates and locks a fresh temporary beside `target`; returns its descriptor and sets `temp` to
+// its path. A concurrent save's cleanup can remove the file between mkstemp and flock; then it is
+// no longer ours by that name, and another is made.
+int create_locked_temp(const std::filesystem::path& target, std::string& temp) {
+  for (int attempt = 0;; ++attempt) {
+    temp = (target.parent_path() / (temp_prefix(target) + "XXXXXX")).string();
+    const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    EMBER_CHECK(fd >= 0, "save: cannot create a temporary file beside ", target.string(), ": ", std::strerror(errno));
+    if (::flock(fd, LOCK_EX) == 0 && same_file(fd, temp)) return fd;
+    ::close(fd);
+    EMBER_CHECK(attempt < 8, "save: cannot lock a temporary file beside ", target.string());
+  }
+}
+
+// The header bytes: 8-byte little-endian length, then the JSON padded to keep the data 8-byte
+// aligned. Tensor names and metadata must be valid UTF-8 (JSON's strings are).
+std::string header_bytes(const json& header, const std::string& path) {
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const json::exception& e) {
+    throw Error(detail::str("save: ", path, ": tensor names and metadata must be valid UTF-8: ", e.what()));
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(static_cast<uint64_t>(text.size()) >> (8 * i));
+  return out + text;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+  // The contract in the header: ember::Error and nothing else. The reader throws its own errors;
+  // this turns whatever else a dependency might raise into one naming the file.
+  try {
+    return read_safetensors_file(path);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(detail::str("load: ", path, ": out of memory while reading it"));
+  } catch (const std::exception& e) {
+    throw Error(detail::str("load: ", path, ": ", e.what()));
+  }
 }
 
 void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
@@ -150,35 +272,29 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
     offset += t.nbytes();
     host.push_back(t);
   }
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // keep the data 8-byte aligned
-  uint64_t length = text.size();
-  unsigned char length_bytes[8];
-  for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(length >> (8 * i));
+  const std::string head = header_bytes(header, path);
 
   // Write a temporary file beside the target, make it durable, then rename it over the target:
   // readers see either the old file or the complete new one, never a partial write.
-  std::filesystem::path target(path);
-  std::string temp = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  EMBER_CHECK(fd >= 0, "save: cannot create a temporary file beside ", path, ": ", std::strerror(errno));
+  const std::filesystem::path target(path);
+  remove_stale_temporaries(target);
+  std::string temp;
+  const int fd = create_locked_temp(target, temp);
   try {
     // mkstemp makes the file 0600; a checkpoint is as readable as any file saved by the user.
     EMBER_CHECK(::fchmod(fd, 0644) == 0, "save: chmod of ", temp, " failed: ", std::strerror(errno));
-    write_all(fd, length_bytes, 8, path);
-    write_all(fd, text.data(), text.size(), path);
+    write_all(fd, head.data(), head.size(), path);
     for (const Tensor& t : host) write_all(fd, t.data_ptr(), t.nbytes(), path);
     EMBER_CHECK(::fsync(fd) == 0, "save: fsync of ", temp, " failed: ", std::strerror(errno));
-    const int closed = ::close(fd);
-    fd = -1;
-    EMBER_CHECK(closed == 0, "save: closing ", temp, " failed: ", std::strerror(errno));
     EMBER_CHECK(std::rename(temp.c_str(), path.c_str()) == 0, "save: renaming ", temp, " to ", path,
                 " failed: ", std::strerror(errno));
   } catch (...) {
-    if (fd >= 0) ::close(fd);
     std::remove(temp.c_str());
+    ::close(fd);
     throw;
   }
+  // The data is durable (fsync'ed) and renamed; closing releases the lock (see the note).
+  ::close(fd);
   // Make the rename itself durable. Best effort: the new file is complete whatever happens here.
   std::string folder = target.parent_path().empty() ? "." : target.parent_path().string();
   int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);

@@ -1,12 +1,16 @@
 // safetensors files: round trips, corrupt files, and atomic writes.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/ops.h"
 #include "nn/checkpoint.h"
@@ -153,4 +157,76 @@ TEST_CASE("saved files are readable by others (0644), like any file the user sav
   ember::nn::write_safetensors(path, {{"w", ember::ones({1})}});
   auto perms = fs::status(path).permissions();
   CHECK((perms & fs::perms::others_read) != fs::perms::none);
+}
+
+// Issue 20, point 2: read_safetensors throws ember::Error and nothing else, whatever the bytes.
+TEST_CASE("a header number out of range (nlohmann's out_of_range) is an ember::Error naming the file") {
+  fs::path dir = temp_dir();
+  write_bytes(dir / "huge-number", with_header("1e400"));
+  REQUIRE_THROWS_AS(ember::nn::read_safetensors(dir / "huge-number"), ember::Error);
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir / "huge-number"),
+                      Catch::Contains((dir / "huge-number").string()) && Catch::Contains("corrupt JSON header"));
+  write_bytes(dir / "huge-dim", with_header(R"({"w": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})", "xxxx"));
+  REQUIRE_THROWS_AS(ember::nn::read_safetensors(dir / "huge-dim"), ember::Error);
+}
+
+TEST_CASE("a safetensors shape whose strides overflow is rejected by the checked size computation") {
+  fs::path dir = temp_dir();
+  write_bytes(dir / "zero-overflow",
+              with_header(R"({"w": {"dtype": "F32", "shape": [0, 4611686018427387904, 4611686018427387904], "data_offsets": [0, 0]}})"));
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir / "zero-overflow"),
+                      Catch::Contains("tensor \"w\"") && Catch::Contains("too large to address"));
+}
+
+TEST_CASE("a header nested too deeply is an ember::Error, not a stack overflow") {
+  fs::path dir = temp_dir();
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  write_bytes(dir / "deep-root", with_header(deep));
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir / "deep-root"), Catch::Contains("nested deeper than"));
+  write_bytes(dir / "deep-shape", with_header(R"({"w": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 4]}})", "xxxx"));
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(dir / "deep-shape"), Catch::Contains("nested deeper than"));
+}
+
+TEST_CASE("a tensor name that is not UTF-8 fails the save with an ember::Error and no file") {
+  fs::path dir = temp_dir() / "utf8";
+  fs::create_directories(dir);
+  REQUIRE_THROWS_WITH(ember::nn::write_safetensors(dir / "m.safetensors", {{"bad\xff", ember::ones({1})}}),
+                      Catch::Contains("save: ") && Catch::Contains("UTF-8"));
+  CHECK(fs::is_empty(dir));
+}
+
+// Issue 20, point 4: temporaries of a save killed part of the way are removed by the next save.
+TEST_CASE("a save removes stale temporaries of the same checkpoint and nothing else") {
+  fs::path dir = temp_dir() / "stale";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<std::string> stale{".model.safetensors.tmp-a1B2c3", ".model.safetensors.tmp-ZZZZZZ"};
+  const std::vector<std::string> others{".model.safetensors.tmp-abc12",    // 5 characters, not mkstemp's 6
+                                        ".model.safetensors.tmp-abc123.x", "model.safetensors.tmp-abc123",
+                                        ".other.safetensors.tmp-abc123", ".model.safetensors.tmp-ab_123",
+                                        "notes.txt"};
+  for (const auto& name : stale) write_bytes(dir / name, "partial");
+  for (const auto& name : others) write_bytes(dir / name, "keep");
+  ember::nn::write_safetensors(dir / "model.safetensors", {{"w", ember::ones({2})}});
+  for (const auto& name : stale) CHECK_FALSE(fs::exists(dir / name));
+  for (const auto& name : others) CHECK(fs::exists(dir / name));
+  CHECK(ember::allclose(ember::nn::read_safetensors(dir / "model.safetensors").at("w"), ember::ones({2})));
+}
+
+TEST_CASE("a save leaves alone the temporary of a save still running (it holds a lock on it)") {
+  fs::path dir = temp_dir() / "live";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path live = dir / ".model.safetensors.tmp-L1v3ab";
+  write_bytes(live, "being written");
+  // flock locks belong to the open file, so a second open in this process conflicts as another
+  // process's would.
+  const int fd = ::open(live.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  ember::nn::write_safetensors(dir / "model.safetensors", {{"w", ember::ones({2})}});
+  CHECK(fs::exists(live));
+  ::close(fd);
+  ember::nn::write_safetensors(dir / "model.safetensors", {{"w", ember::ones({2})}});
+  CHECK_FALSE(fs::exists(live));
 }
