@@ -2,10 +2,12 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <limits>
+#include <filesystem>
+#include <new>
 #include <vector>
 
 #include "common/error.h"
@@ -14,65 +16,67 @@ namespace ember::data {
 
 namespace {
 
-// A file's bytes: decompressed when it starts with the gzip magic 1f 8b, as they are otherwise.
-struct FileBytes {
-  std::vector<unsigned char> bytes;
-  bool gzipped = false;
-  bool ended_early = false;  // a gzip stream cut off before its end (a truncated download)
+// An IDX file read through zlib, which decompresses a gzip stream (recognised by its first bytes,
+// 1f 8b, whatever the file's name) and passes any other file through as it is. Reads are
+// incremental, so the header can be checked before any of the body is decompressed.
+class IdxFile {
+ public:
+  explicit IdxFile(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+    EMBER_CHECK(file_ != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
+    gzbuffer(file_, 1 << 17);
+  }
+  ~IdxFile() { gzclose(file_); }
+  IdxFile(const IdxFile&) = delete;
+  IdxFile& operator=(const IdxFile&) = delete;
+
+  // Reads up to `size` bytes into `out` and returns how many; fewer only at the end of the data.
+  // Throws when the file cannot be read or the gzip data is corrupt.
+  size_t read(unsigned char* out, size_t size) {
+    size_t done = 0;
+    while (done < size) {
+      const int n = gzread(file_, out + done, static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30)));
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    if (done < size) check_end();
+    return done;
+  }
+  bool gzipped() const { return gzdirect(file_) == 0; }
+  bool ended_early() const { return ended_early_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  // Note: zlib reports a gzip stream that stops before its trailer as Z_BUF_ERROR ("unexpected end
+  // of file"): the file was cut short. Z_ERRNO is a failed read(); anything else (Z_DATA_ERROR, a
+  // bad CRC) means corrupt data.
+  void check_end() {
+    int error = Z_OK;
+    const char* message = gzerror(file_, &error);
+    std::string reason = message != nullptr ? message : "";
+    if (reason.rfind(path_ + ": ", 0) == 0) reason.erase(0, path_.size() + 2);  // zlib prefixes the path
+    if (error == Z_BUF_ERROR) {
+      ended_early_ = true;
+      return;
+    }
+    EMBER_CHECK(error != Z_ERRNO, "mnist: cannot read ", path_, ": ", reason);
+    EMBER_CHECK(error == Z_OK || error == Z_STREAM_END, "mnist: ", path_, " is not a valid gzip file: ", reason);
+  }
+
+  std::string path_;
+  gzFile file_;
+  bool ended_early_ = false;  // a gzip stream cut off before its end (a truncated download)
 };
 
-std::vector<unsigned char> read_raw(std::FILE* file, const std::string& path) {
-  std::vector<unsigned char> bytes;
-  unsigned char chunk[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
-  const bool failed = std::ferror(file) != 0;
-  const int error = errno;
-  std::fclose(file);
-  EMBER_CHECK(!failed, "mnist: cannot read ", path, ": ", std::strerror(error));
-  return bytes;
-}
+// What an IDX file of one kind looks like.
+struct IdxKind {
+  uint32_t magic;
+  int ndim;
+  const char* name;  // "image" or "label"
+  size_t header_bytes() const { return 4 + 4 * static_cast<size_t>(ndim); }
+};
 
-// Note: zlib reports a gzip stream that stops before its trailer as Z_BUF_ERROR ("unexpected end
-// of file"): the file was cut short. Anything else (Z_DATA_ERROR, a bad CRC) means corrupt data.
-FileBytes read_gzip(const std::string& path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  EMBER_CHECK(file != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
-  gzbuffer(file, 1 << 17);
-  FileBytes out;
-  out.gzipped = true;
-  unsigned char chunk[1 << 16];
-  int n = 0;
-  while ((n = gzread(file, chunk, sizeof chunk)) > 0) out.bytes.insert(out.bytes.end(), chunk, chunk + n);
-  int error = Z_OK;
-  const char* message = gzerror(file, &error);
-  std::string reason = message != nullptr ? message : "";
-  if (reason.rfind(path + ": ", 0) == 0) reason.erase(0, path.size() + 2);  // zlib prefixes the path
-  gzclose(file);
-  if (error == Z_BUF_ERROR) {
-    out.ended_early = true;
-  } else {
-    EMBER_CHECK(n == 0 && (error == Z_OK || error == Z_STREAM_END), "mnist: ", path,
-                " is not a valid gzip file: ", reason);
-  }
-  return out;
-}
-
-FileBytes read_file(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  EMBER_CHECK(file != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
-  unsigned char magic[2] = {0, 0};
-  const size_t got = std::fread(magic, 1, 2, file);
-  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    std::fclose(file);
-    return read_gzip(path);
-  }
-  std::rewind(file);
-  return {.bytes = read_raw(file, path)};
-}
-
-uint32_t big_endian(const std::vector<unsigned char>& b, size_t at) {
-  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) | b[at + 3];
+uint32_t big_endian(const unsigned char* b) {
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
 }
 
 std::string hex(uint32_t value) {
@@ -81,52 +85,88 @@ std::string hex(uint32_t value) {
   return text;
 }
 
-// Checks the magic, the header and the exact data length; returns the dims.
-std::vector<int64_t> parse_header(const FileBytes& file, const std::string& path, uint32_t magic, int ndim,
-                                  const char* kind) {
-  const std::vector<unsigned char>& bytes = file.bytes;
-  const char* cut = file.ended_early ? " (the gzip stream ends early)" : "";
-  const char* decompressed = file.gzipped ? " decompressed" : "";
-  const size_t header = 4 + 4 * static_cast<size_t>(ndim);
-  EMBER_CHECK(bytes.size() >= 4, "mnist: ", path, " is truncated: expected an IDX ", kind, " file (", header,
-              "-byte header), found ", bytes.size(), decompressed, " bytes", cut);
-  EMBER_CHECK(big_endian(bytes, 0) == magic, "mnist: ", path, " has magic ", hex(big_endian(bytes, 0)),
-              ", expected ", hex(magic), " (an IDX ", kind, " file)");
-  EMBER_CHECK(bytes.size() >= header, "mnist: ", path, " is truncated: expected a ", header,
-              "-byte IDX header, found ", bytes.size(), decompressed, " bytes", cut);
-  std::vector<int64_t> dims;
-  // The element count saturates instead of wrapping, so a garbage header cannot match by accident.
-  uint64_t count = 1;
-  for (int d = 0; d < ndim; ++d) {
-    dims.push_back(big_endian(bytes, 4 + 4 * static_cast<size_t>(d)));
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dims.back()), &count)) {
-      count = std::numeric_limits<uint64_t>::max();
-    }
-  }
-  const uint64_t found = bytes.size() - header;
-  EMBER_CHECK(found == count, "mnist: ", path, " is ", found < count ? "truncated" : "too long", ": expected ", count,
-              " bytes of ", kind, " data after the ", header, "-byte header (dims ", dims, "), found ", found, cut);
-  // A gzip stream cut exactly at a record boundary is still a damaged file.
-  EMBER_CHECK(!file.ended_early, "mnist: ", path, " is truncated: the gzip stream ends before its trailer");
+const char* cut_note(const IdxFile& file) { return file.ended_early() ? " (the gzip stream ends early)" : ""; }
+
+// Reads and checks the magic and the header; returns the dims.
+Shape read_header(IdxFile& file, const IdxKind& kind) {
+  unsigned char header[16];
+  const size_t got = file.read(header, kind.header_bytes());
+  const char* decompressed = file.gzipped() ? " decompressed" : "";
+  EMBER_CHECK(got >= 4, "mnist: ", file.path(), " is truncated: expected an IDX ", kind.name, " file (",
+              kind.header_bytes(), "-byte header), found ", got, decompressed, " bytes", cut_note(file));
+  EMBER_CHECK(big_endian(header) == kind.magic, "mnist: ", file.path(), " has magic ", hex(big_endian(header)),
+              ", expected ", hex(kind.magic), " (an IDX ", kind.name, " file)");
+  EMBER_CHECK(got == kind.header_bytes(), "mnist: ", file.path(), " is truncated: expected a ", kind.header_bytes(),
+              "-byte IDX header, found ", got, decompressed, " bytes", cut_note(file));
+  Shape dims;
+  for (int d = 0; d < kind.ndim; ++d) dims.push_back(big_endian(header + 4 + 4 * d));
   return dims;
+}
+
+// Reads the body, `expected` bytes, into memory that grows with the data actually read, never past
+// `expected`: a header that claims more than the file holds costs only what the file holds. One
+// byte more is then asked for, to tell an exact body from an over-long one without decompressing
+// the rest (a gzip bomb costs no more than the file it claims to be).
+std::vector<unsigned char> read_body(IdxFile& file, const IdxKind& kind, const Shape& dims, uint64_t expected) {
+  std::vector<unsigned char> body;
+  size_t got = 0;
+  while (got < expected) {
+    body.resize(std::min<uint64_t>(expected, std::max<uint64_t>(2 * body.size(), 1 << 20)));
+    got += file.read(body.data() + got, body.size() - got);
+    if (got < body.size()) break;
+  }
+  body.resize(got);
+  auto mismatch = [&](const char* what, const std::string& found) {
+    return Error(detail::str("mnist: ", file.path(), " is ", what, ": expected ", expected, " bytes of ", kind.name,
+                             " data after the ", kind.header_bytes(), "-byte header (dims ", dims, "), found ",
+                             found, cut_note(file)));
+  };
+  if (got < expected) throw mismatch("truncated", std::to_string(got));
+  unsigned char extra = 0;
+  if (file.read(&extra, 1) == 1) {
+    if (file.gzipped()) throw mismatch("too long", "more (the decompressed data goes on past them)");
+    std::error_code error;
+    const auto size = std::filesystem::file_size(file.path(), error);
+    throw mismatch("too long", error ? "more" : std::to_string(size - kind.header_bytes()));
+  }
+  // A gzip stream cut exactly at a record boundary is still a damaged file.
+  EMBER_CHECK(!file.ended_early(), "mnist: ", file.path(), " is truncated: the gzip stream ends before its trailer");
+  return body;
+}
+
+// The dims and the body of an IDX file of `kind`, checked in this order: magic, header, the size
+// the dims imply (contiguous_size: no overflow, even with a count of 0), then the body's length.
+struct IdxContents {
+  Shape dims;
+  std::vector<unsigned char> body;
+};
+
+IdxContents read_idx(const std::string& path, const IdxKind& kind) {
+  try {
+    IdxFile file(path);
+    Shape dims = read_header(file, kind);
+    const int64_t expected =
+        contiguous_size(dims, kUInt8, detail::str("mnist: ", path, ": the IDX ", kind.name, " header's dims")).nbytes;
+    std::vector<unsigned char> body = read_body(file, kind, dims, static_cast<uint64_t>(expected));
+    return {std::move(dims), std::move(body)};
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory(detail::str("mnist: ", path, ": out of memory while reading it"));
+  }
 }
 
 }  // namespace
 
 Tensor read_idx_images(const std::string& path) {
-  FileBytes file = read_file(path);
-  std::vector<int64_t> dims = parse_header(file, path, 0x00000803, 3, "image");
-  Tensor images = empty(dims, {.dtype = kUInt8});
-  if (images.nbytes() > 0) std::memcpy(images.data_ptr(), file.bytes.data() + 16, images.nbytes());
+  IdxContents idx = read_idx(path, {.magic = 0x00000803, .ndim = 3, .name = "image"});
+  Tensor images = empty(idx.dims, {.dtype = kUInt8});
+  if (images.nbytes() > 0) std::memcpy(images.data_ptr(), idx.body.data(), images.nbytes());
   return images;
 }
 
 Tensor read_idx_labels(const std::string& path) {
-  FileBytes file = read_file(path);
-  std::vector<int64_t> dims = parse_header(file, path, 0x00000801, 1, "label");
-  Tensor labels = empty(dims, {.dtype = kInt64});
-  int64_t* out = labels.data<int64_t>();
-  for (int64_t i = 0; i < dims[0]; ++i) out[i] = file.bytes[8 + static_cast<size_t>(i)];
+  IdxContents idx = read_idx(path, {.magic = 0x00000801, .ndim = 1, .name = "label"});
+  Tensor labels = empty(idx.dims, {.dtype = kInt64});
+  std::copy(idx.body.begin(), idx.body.end(), labels.data<int64_t>());
   return labels;
 }
 

@@ -123,9 +123,9 @@ TEST_CASE("an IDX file shorter than its header is truncated") {
 
 TEST_CASE("a header whose dims overflow cannot match the file length by accident") {
   TempDir dir;
-  // 2^32-1 cubed wraps around 64 bits; the reader must still call it truncated.
+  // 2^32-1 cubed wraps around 64 bits; the checked size computation refuses it before any read.
   write_raw(dir / "huge", be32(0x803) + be32(0xffffffff) + be32(0xffffffff) + be32(0xffffffff) + "abc");
-  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "huge"), Catch::Contains("is truncated"));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "huge"), Catch::Contains("too large to address"));
 }
 
 TEST_CASE("a missing or unreadable IDX file names the path and the reason") {
@@ -135,4 +135,68 @@ TEST_CASE("a missing or unreadable IDX file names the path and the reason") {
                           Catch::Contains("No such file or directory"));
   REQUIRE_THROWS_WITH(data::read_idx_images(dir.path().string()),
                       Catch::Contains("cannot read " + dir.path().string()) && Catch::Contains("Is a directory"));
+}
+
+// Issue 20, point 3: the header is checked before the body is decompressed, and decompression
+// stops at the size the header implies.
+TEST_CASE("a gzip bomb behind a wrong magic is rejected before its body is decompressed") {
+  TempDir dir;
+  // 64 MiB of zeros compress to about 64 KiB; the first 4 bytes are already a wrong magic.
+  write_gz(dir / "bomb.gz", std::string(64 << 20, '\0'));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "bomb.gz"),
+                      Catch::Contains("bomb.gz has magic 0x00000000, expected 0x00000803"));
+}
+
+TEST_CASE("decompression stops at the size the header implies") {
+  TempDir dir;
+  // A valid header for one 2x4 image, then 64 MiB more than that: the reader stops after one
+  // byte past the 8 it expects instead of inflating the whole stream to count it.
+  write_gz(dir / "long.gz", idx_images(1, 2, 4, 8) + std::string(64 << 20, '\0'));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "long.gz"),
+                      Catch::Contains("long.gz is too long: expected 8 bytes of image data after the 16-byte header "
+                                      "(dims [1, 2, 4]), found more (the decompressed data goes on past them)"));
+}
+
+TEST_CASE("IDX dims that overflow are rejected even when the count is zero") {
+  TempDir dir;
+  write_raw(dir / "zero", idx_images(0, 0xffffffff, 0xffffffff, 0));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "zero"),
+                      Catch::Contains("zero") && Catch::Contains("shape [0, 4294967295, 4294967295]") &&
+                          Catch::Contains("too large to address"));
+  write_gz(dir / "zero.gz", idx_images(0, 0xffffffff, 0xffffffff, 0));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "zero.gz"), Catch::Contains("too large to address"));
+}
+
+TEST_CASE("a raw IDX file claiming gigabytes is reported as truncated without allocating them") {
+  TempDir dir;
+  write_raw(dir / "claims", idx_images(60000, 0xffff, 0xffff, 100));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "claims"),
+                      Catch::Contains("is truncated: expected 257690173500000 bytes of image data") &&
+                          Catch::Contains("found 100"));
+  write_gz(dir / "claims.gz", idx_images(60000, 0xffff, 0xffff, 100));
+  REQUIRE_THROWS_WITH(data::read_idx_images(dir / "claims.gz"),
+                      Catch::Contains("is truncated: expected 257690173500000 bytes of image data") &&
+                          Catch::Contains("found 100"));
+}
+
+// The reader's contract: ember::Error and nothing else, whatever the file holds.
+TEST_CASE("IDX readers throw only ember::Error on arbitrary bytes") {
+  TempDir dir;
+  std::string bytes;
+  for (int i = 0; i < 4096; ++i) {
+    bytes += static_cast<char>((i * 2654435761u) >> 13);
+    if (i % 97 != 0) continue;
+    write_raw(dir / "junk", bytes);
+    write_raw(dir / "junk.gz", gz_bytes(bytes).substr(0, 10 + bytes.size() / 2));
+    for (const char* name : {"junk", "junk.gz"}) {
+      try {
+        data::read_idx_images(dir / name);
+      } catch (const ember::Error&) {
+      }
+      try {
+        data::read_idx_labels(dir / name);
+      } catch (const ember::Error&) {
+      }
+    }
+  }
 }
