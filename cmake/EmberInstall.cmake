@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(EMBER_LAYER_TARGETS ember_common ember_kernels ember_core ember_nn ember_optim ember_data ember_parallel ember)
+set(EMBER_LAYER_TARGETS ember_common ember_kernels_cpu ember_kernels ember_core ember_nn ember_optim ember_data ember_parallel ember)
 install(TARGETS ${EMBER_LAYER_TARGETS} EXPORT emberTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(folder common kernels core nn optim data parallel)

@@ -91,12 +91,12 @@ void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, float>) {
     if (aligned16(x) && aligned16(y)) {
       // Every thread of the grid exists at least once, so the (< 4) tail threads are there.
-      relu_forward_float4_kernel<<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(x, y, n);
+      EMBER_LAUNCH(blocks_for((n + 3) / 4), kThreads, 0, stream, relu_forward_float4_kernel)(x, y, n);
       EMBER_CUDA_LAUNCH_CHECK("relu_forward");
       return;
     }
   }
-  relu_forward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(x, y, n);
+  EMBER_LAUNCH(blocks_for(n), kThreads, 0, stream, relu_forward_kernel<T>)(x, y, n);
   EMBER_CUDA_LAUNCH_CHECK("relu_forward");
 }
 
@@ -105,12 +105,12 @@ void relu_backward(const T* dy, const T* y, T* dx, int64_t n, cudaStream_t strea
   if (n <= 0) return;
   if constexpr (std::is_same_v<T, float>) {
     if (aligned16(dy) && aligned16(y) && aligned16(dx)) {
-      relu_backward_float4_kernel<<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(dy, y, dx, n);
+      EMBER_LAUNCH(blocks_for((n + 3) / 4), kThreads, 0, stream, relu_backward_float4_kernel)(dy, y, dx, n);
       EMBER_CUDA_LAUNCH_CHECK("relu_backward");
       return;
     }
   }
-  relu_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(dy, y, dx, n);
+  EMBER_LAUNCH(blocks_for(n), kThreads, 0, stream, relu_backward_kernel<T>)(dy, y, dx, n);
   EMBER_CUDA_LAUNCH_CHECK("relu_backward");
 }
 

@@ -546,12 +546,12 @@ void launch(const Problem& prob, int64_t splits, cudaStream_t stream, const char
   dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y), static_cast<unsigned>(splits));
   if constexpr (std::is_same_v<T, float>) {
     if (wide) {
-      implicit_gemm_kernel<T, 128, Problem><<<grid, kThreads, 0, stream>>>(prob);
+      EMBER_LAUNCH(grid, kThreads, 0, stream, implicit_gemm_kernel<T, 128, Problem>)(prob);
     } else {
-      implicit_gemm_kernel<T, 64, Problem><<<grid, kThreads, 0, stream>>>(prob);
+      EMBER_LAUNCH(grid, kThreads, 0, stream, implicit_gemm_kernel<T, 64, Problem>)(prob);
     }
   } else {
-    implicit_gemm_kernel<T, 64, Problem><<<grid, kThreads, 0, stream>>>(prob);
+    EMBER_LAUNCH(grid, kThreads, 0, stream, implicit_gemm_kernel<T, 64, Problem>)(prob);
   }
   EMBER_CUDA_LAUNCH_CHECK(op);
 }
@@ -627,11 +627,11 @@ void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null, co
   launch<T>(p, split.splits, stream, op);
   if (partial && p.rows * p.cols > 0) {
     const int64_t n = p.rows * p.cols;
-    sum_splits_kernel<T><<<blocks_for(n), 256, 0, stream>>>(workspace, split.splits, n, dw);
+    EMBER_LAUNCH(blocks_for(n), 256, 0, stream, sum_splits_kernel<T>)(workspace, split.splits, n, dw);
     EMBER_CUDA_LAUNCH_CHECK(op);
   }
   if (dbias_or_null != nullptr && p.d.K > 0) {
-    bias_grad_kernel<T><<<static_cast<unsigned>(p.d.K), kThreads, 0, stream>>>(dy, p.d, dbias_or_null);
+    EMBER_LAUNCH(static_cast<unsigned>(p.d.K), kThreads, 0, stream, bias_grad_kernel<T>)(dy, p.d, dbias_or_null);
     EMBER_CUDA_LAUNCH_CHECK("conv2d backward (bias)");
   }
 }

@@ -53,7 +53,8 @@ template <class T>
 void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed,
                      uint64_t offset, cudaStream_t stream) {
   if (n <= 0) return;
-  dropout_forward_kernel<T><<<blocks_for((n + 3) / 4), kThreads, 0, stream>>>(x, y, mask, n, p, keep_scale<T>(p),
+  EMBER_LAUNCH(blocks_for((n + 3) / 4), kThreads, 0, stream, dropout_forward_kernel<T>)(
+      x, y, mask, n, p, keep_scale<T>(p),
                                                                             seed, offset);
   EMBER_CUDA_LAUNCH_CHECK("dropout_forward");
 }
@@ -61,7 +62,7 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
 template <class T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, cudaStream_t stream) {
   if (n <= 0) return;
-  dropout_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(dy, mask, dx, n, keep_scale<T>(p));
+  EMBER_LAUNCH(blocks_for(n), kThreads, 0, stream, dropout_backward_kernel<T>)(dy, mask, dx, n, keep_scale<T>(p));
   EMBER_CUDA_LAUNCH_CHECK("dropout_backward");
 }
 

@@ -381,7 +381,7 @@ void launch_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, fl
     dim3 grid(static_cast<unsigned>((M + kBM - 1) / kBM), static_cast<unsigned>((N + kBN - 1) / kBN),
               static_cast<unsigned>(std::min(batch - offset, kMaxGridZ)));
     with_transposes(trans_a, trans_b, [&](auto ta, auto tb) {
-      sgemm_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, kThreads, 0, stream>>>(g);
+      EMBER_LAUNCH(grid, kThreads, 0, stream, sgemm_kernel<decltype(ta)::value, decltype(tb)::value>)(g);
     });
     EMBER_CUDA_LAUNCH_CHECK("gemm (float32)");
   }
@@ -403,7 +403,7 @@ void launch_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, do
     dim3 grid(static_cast<unsigned>((M + kDT - 1) / kDT), static_cast<unsigned>((N + kDT - 1) / kDT),
               static_cast<unsigned>(std::min(batch - offset, kMaxGridZ)));
     with_transposes(trans_a, trans_b, [&](auto ta, auto tb) {
-      dgemm_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, kThreads, 0, stream>>>(g);
+      EMBER_LAUNCH(grid, kThreads, 0, stream, dgemm_kernel<decltype(ta)::value, decltype(tb)::value>)(g);
     });
     EMBER_CUDA_LAUNCH_CHECK("gemm (float64)");
   }
@@ -429,14 +429,15 @@ template <class T>
 void broadcast_rows(const T* row, int64_t rows, int64_t cols, T* out, cudaStream_t stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
-  broadcast_rows_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(row, n, cols, out);
+  EMBER_LAUNCH(blocks_for(n, 256), 256, 0, stream, broadcast_rows_kernel<T>)(row, n, cols, out);
   EMBER_CUDA_LAUNCH_CHECK("linear (bias)");
 }
 
 template <class T>
 void column_sums(const T* x, int64_t rows, int64_t cols, T* out, cudaStream_t stream) {
   if (cols == 0) return;
-  column_sums_kernel<T><<<static_cast<unsigned>((cols + 31) / 32), dim3(32, 8), 0, stream>>>(x, rows, cols, out);
+  EMBER_LAUNCH(static_cast<unsigned>((cols + 31) / 32), dim3(32, 8), 0, stream, column_sums_kernel<T>)(
+      x, rows, cols, out);
   EMBER_CUDA_LAUNCH_CHECK("linear (bias gradient)");
 }
 

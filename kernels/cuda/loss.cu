@@ -140,10 +140,11 @@ void launch_log_softmax_rows(const T* x, T* y, const int64_t* target, T* loss_ro
                              cudaStream_t stream, const char* op) {
   if (rows <= 0 || cols <= 0) return;
   if (cols <= kWarpRowLimit) {
-    log_softmax_rows_kernel<T, true>
-        <<<grid_for(rows, kWarpsPerBlock), kThreads, 0, stream>>>(x, y, target, loss_rows, rows, cols);
+    EMBER_LAUNCH(grid_for(rows, kWarpsPerBlock), kThreads, 0, stream, log_softmax_rows_kernel<T, true>)(
+        x, y, target, loss_rows, rows, cols);
   } else {
-    log_softmax_rows_kernel<T, false><<<grid_for(rows, 1), kThreads, 0, stream>>>(x, y, target, loss_rows, rows, cols);
+    EMBER_LAUNCH(grid_for(rows, 1), kThreads, 0, stream, log_softmax_rows_kernel<T, false>)(
+        x, y, target, loss_rows, rows, cols);
   }
   EMBER_CUDA_LAUNCH_CHECK(op);
 }
@@ -241,9 +242,11 @@ template <class T>
 void log_softmax_backward(const T* dy, const T* y, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (cols <= kWarpRowLimit) {
-    log_softmax_backward_kernel<T, true><<<grid_for(rows, kWarpsPerBlock), kThreads, 0, stream>>>(dy, y, dx, rows, cols);
+    EMBER_LAUNCH(grid_for(rows, kWarpsPerBlock), kThreads, 0, stream, log_softmax_backward_kernel<T, true>)(
+        dy, y, dx, rows, cols);
   } else {
-    log_softmax_backward_kernel<T, false><<<grid_for(rows, 1), kThreads, 0, stream>>>(dy, y, dx, rows, cols);
+    EMBER_LAUNCH(grid_for(rows, 1), kThreads, 0, stream, log_softmax_backward_kernel<T, false>)(
+        dy, y, dx, rows, cols);
   }
   EMBER_CUDA_LAUNCH_CHECK("log_softmax_backward");
 }
@@ -252,7 +255,8 @@ template <class T>
 void nll_loss_forward(const T* logp, const int64_t* target, T* loss_rows, int64_t rows, int64_t cols,
                       cudaStream_t stream) {
   if (rows <= 0) return;
-  nll_loss_forward_kernel<T><<<grid_for(rows, kThreads), kThreads, 0, stream>>>(logp, target, loss_rows, rows, cols);
+  EMBER_LAUNCH(grid_for(rows, kThreads), kThreads, 0, stream, nll_loss_forward_kernel<T>)(
+      logp, target, loss_rows, rows, cols);
   EMBER_CUDA_LAUNCH_CHECK("nll_loss_forward");
 }
 
@@ -260,8 +264,8 @@ template <class T>
 void nll_loss_backward(const T* grad_rows, const int64_t* target, T* dlogp, int64_t rows, int64_t cols,
                        cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
-  nll_loss_backward_kernel<T>
-      <<<grid_for(rows * cols, kThreads), kThreads, 0, stream>>>(grad_rows, target, dlogp, rows, cols);
+  EMBER_LAUNCH(grid_for(rows * cols, kThreads), kThreads, 0, stream, nll_loss_backward_kernel<T>)(
+      grad_rows, target, dlogp, rows, cols);
   EMBER_CUDA_LAUNCH_CHECK("nll_loss_backward");
 }
 
@@ -275,8 +279,8 @@ template <class T>
 void cross_entropy_backward(const T* log_probs, const int64_t* target, const T* grad_rows, T* dlogits,
                             int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
-  cross_entropy_backward_kernel<T>
-      <<<grid_for(rows * cols, kThreads), kThreads, 0, stream>>>(log_probs, target, grad_rows, dlogits, rows, cols);
+  EMBER_LAUNCH(grid_for(rows * cols, kThreads), kThreads, 0, stream, cross_entropy_backward_kernel<T>)(
+      log_probs, target, grad_rows, dlogits, rows, cols);
   EMBER_CUDA_LAUNCH_CHECK("cross_entropy_backward");
 }
 
@@ -284,10 +288,10 @@ template <class T>
 void mse_loss_forward(const T* x, const T* t, T* out, int64_t n, bool reduce, double scale, cudaStream_t stream) {
   if (reduce) {
     // n == 0 still writes out[0] (a sum of nothing is 0).
-    sum_kernel<T><<<1, kReduceThreads, 0, stream>>>(x, t, out, n, scale);
+    EMBER_LAUNCH(1, kReduceThreads, 0, stream, sum_kernel<T>)(x, t, out, n, scale);
   } else {
     if (n <= 0) return;
-    squared_error_kernel<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, t, out, n);
+    EMBER_LAUNCH(grid_for(n, kThreads), kThreads, 0, stream, squared_error_kernel<T>)(x, t, out, n);
   }
   EMBER_CUDA_LAUNCH_CHECK("mse_loss_forward");
 }
@@ -296,21 +300,22 @@ template <class T>
 void mse_loss_backward(const T* x, const T* t, const T* grad, bool grad_is_scalar, double scale, T* dx, T* dt,
                        int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  mse_loss_backward_kernel<T>
-      <<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, t, grad, grad_is_scalar, static_cast<T>(scale), dx, dt, n);
+  EMBER_LAUNCH(grid_for(n, kThreads), kThreads, 0, stream, mse_loss_backward_kernel<T>)(
+      x, t, grad, grad_is_scalar, static_cast<T>(scale), dx, dt, n);
   EMBER_CUDA_LAUNCH_CHECK("mse_loss_backward");
 }
 
 template <class T>
 void sum_scaled(const T* x, T* out, int64_t n, double scale, cudaStream_t stream) {
-  sum_kernel<T><<<1, kReduceThreads, 0, stream>>>(x, nullptr, out, n, scale);
+  EMBER_LAUNCH(1, kReduceThreads, 0, stream, sum_kernel<T>)(x, nullptr, out, n, scale);
   EMBER_CUDA_LAUNCH_CHECK("sum_scaled");
 }
 
 template <class T>
 void broadcast_scaled(const T* g, T* out, int64_t n, double scale, cudaStream_t stream) {
   if (n <= 0) return;
-  broadcast_scaled_kernel<T><<<grid_for(n, kThreads), kThreads, 0, stream>>>(g, out, n, static_cast<T>(scale));
+  EMBER_LAUNCH(grid_for(n, kThreads), kThreads, 0, stream, broadcast_scaled_kernel<T>)(
+      g, out, n, static_cast<T>(scale));
   EMBER_CUDA_LAUNCH_CHECK("broadcast_scaled");
 }
 

@@ -90,7 +90,7 @@ void max_pool2d_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s,
   const PoolGeometry g = geometry_of(s);
   const int64_t total = g.planes * g.out_h * g.out_w;
   if (total <= 0) return;
-  max_pool2d_forward_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(x, y, argmax, g);
+  EMBER_LAUNCH(blocks_for(total), kThreads, 0, stream, max_pool2d_forward_kernel<T>)(x, y, argmax, g);
   EMBER_CUDA_LAUNCH_CHECK("max_pool2d_forward");
 }
 
@@ -99,7 +99,7 @@ void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2d
   const PoolGeometry g = geometry_of(s);
   const int64_t total = g.planes * g.in_h * g.in_w;
   if (total <= 0) return;
-  max_pool2d_backward_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(dy, argmax, dx, g);
+  EMBER_LAUNCH(blocks_for(total), kThreads, 0, stream, max_pool2d_backward_kernel<T>)(dy, argmax, dx, g);
   EMBER_CUDA_LAUNCH_CHECK("max_pool2d_backward");
 }
 

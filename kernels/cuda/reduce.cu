@@ -114,7 +114,7 @@ struct ExtremumStore {
 template <class Op, class Load, class Store>
 __global__ void reduce_kernel(Op op, Load load, Store store, int64_t outputs, int64_t reduced, int64_t chunk) {
   using State = typename Op::State;
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  EMBER_DYNAMIC_SHARED(unsigned char, shared_bytes);
   State* shared = reinterpret_cast<State*>(shared_bytes);
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int bx = blockDim.x, by = blockDim.y;
@@ -213,7 +213,8 @@ void run_reduce(Op op, const T* in, const ReduceLoop& loop, FinalStore final_sto
   dim3 block(p.bx, p.by);
   size_t shared = sizeof(State) * p.bx * p.by;
   if (p.split == 1) {
-    reduce_kernel<<<dim3(p.grid_x, 1), block, shared, stream>>>(op, load, final_store, s.outputs, s.reduced, p.chunk);
+    EMBER_LAUNCH(dim3(p.grid_x, 1), block, shared, stream, reduce_kernel<Op, InputLoad<Op, T>, FinalStore>)(
+        op, load, final_store, s.outputs, s.reduced, p.chunk);
     EMBER_CUDA_LAUNCH_CHECK(name);
     return;
   }
@@ -221,14 +222,15 @@ void run_reduce(Op op, const T* in, const ReduceLoop& loop, FinalStore final_sto
   EMBER_CHECK(workspace != nullptr && workspace_bytes_given >= needed, name, ": the CUDA reduction needs ",
               needed, " bytes of workspace, got ", workspace_bytes_given);
   State* partial = static_cast<State*>(workspace);
-  reduce_kernel<<<dim3(p.grid_x, static_cast<unsigned>(p.split)), block, shared, stream>>>(
+  EMBER_LAUNCH(dim3(p.grid_x, static_cast<unsigned>(p.split)), block, shared, stream,
+               reduce_kernel<Op, InputLoad<Op, T>, PartialStore<State>>)(
       op, load, PartialStore<State>{partial, s.outputs}, s.outputs, s.reduced, p.chunk);
   EMBER_CUDA_LAUNCH_CHECK(name);
   // Pass 2: chunk c of output o sits at partial[c * outputs + o], so outputs are adjacent.
   Plan q = plan_for(s.outputs, p.split, true, false);
   dim3 block2(q.bx, q.by);
   size_t shared2 = sizeof(State) * q.bx * q.by;
-  reduce_kernel<<<dim3(q.grid_x, 1), block2, shared2, stream>>>(
+  EMBER_LAUNCH(dim3(q.grid_x, 1), block2, shared2, stream, reduce_kernel<Op, PartialLoad<State>, FinalStore>)(
       op, PartialLoad<State>{partial, s.outputs}, final_store, s.outputs, p.split, q.chunk);
   EMBER_CUDA_LAUNCH_CHECK(name);
 }

@@ -9,6 +9,7 @@
 
 #include "common/cuda_check.h"
 #include "common/error.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {
@@ -75,7 +76,7 @@ void sgd_update_multi(const SgdTensor<T>* tensors, size_t count, const SgdHyper&
   size_t slot_owner = std::numeric_limits<size_t>::max();  // which tensor the last slot holds
   auto launch = [&] {
     if (blocks > 0) {
-      sgd_update_kernel<T><<<blocks, kThreads, 0, stream>>>(args, lr, mom, damp, wd, c);
+      EMBER_LAUNCH(blocks, kThreads, 0, stream, sgd_update_kernel<T>)(args, lr, mom, damp, wd, c);
       EMBER_CUDA_LAUNCH_CHECK("sgd_update");
     }
     args = SgdLaunchArgs<T>{};

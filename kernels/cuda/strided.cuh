@@ -118,11 +118,11 @@ void launch_elementwise(O* out, const Fn& fn, const cpu::StridedLoop<N>& loop, c
   if (layout.ndim <= 1) {
     Steps<N> steps;
     for (int k = 0; k < N; ++k) steps.step[k] = layout.ndim == 0 ? 0 : layout.strides[k][0];
-    flat_kernel<N, O, Fn><<<blocks, kThreads, 0, stream>>>(out, fn, steps, n);
+    EMBER_LAUNCH(blocks, kThreads, 0, stream, flat_kernel<N, O, Fn>)(out, fn, steps, n);
   } else if (n <= INT32_MAX) {
-    strided_kernel<uint32_t, N, O, Fn><<<blocks, kThreads, 0, stream>>>(out, fn, layout, n);
+    EMBER_LAUNCH(blocks, kThreads, 0, stream, strided_kernel<uint32_t, N, O, Fn>)(out, fn, layout, n);
   } else {
-    strided_kernel<int64_t, N, O, Fn><<<blocks, kThreads, 0, stream>>>(out, fn, layout, n);
+    EMBER_LAUNCH(blocks, kThreads, 0, stream, strided_kernel<int64_t, N, O, Fn>)(out, fn, layout, n);
   }
   EMBER_CUDA_LAUNCH_CHECK(op);
 }

@@ -1,0 +1,256 @@
+// ember's CUDA emulator, device side: the CUDA execution model as host C++, so that the unchanged
+// kernels/cuda/*.cu compile with g++ or clang and run on the CPU. Each CUDA thread of a block runs
+// as a fiber (block_runner.h); built-in variables are per-fiber; __shared__ variables are shared
+// by the fibers of a block; barriers and warp collectives switch fibers.
+// defines: the qualifiers (__global__ __device__ __host__ __shared__ __forceinline__ __align__
+//          __launch_bounds__ __restrict__), threadIdx blockIdx blockDim gridDim warpSize, the
+//          vector types ember uses (float2/4, double2, int2/4) and make_*, __ldg, the _rn
+//          arithmetic, the bit casts, __syncthreads, __syncwarp, __shfl*_sync, __ballot_sync,
+//          __any_sync, __all_sync, and ember::emu::make_launch (EMBER_LAUNCH's expansion).
+//
+// Note [Adding a kernel]: a new kernel needs nothing here unless it uses an intrinsic that is not
+// defined below; add that intrinsic (with a test in tests/cuda_emulated/test_emulator.cpp).
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <math.h>
+#include <memory>
+#include <source_location>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "cuda_runtime_api.h"
+
+// --- Qualifiers --------------------------------------------------------------------------------
+// Every emulated CUDA thread of a block runs on the same host thread, one at a time, so a
+// `static thread_local` is exactly one copy per block in flight: CUDA's __shared__.
+#define __global__
+#define __device__
+#define __host__
+#define __shared__ static thread_local
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __grid_constant__
+
+// --- Vector types (the toolkit's alignment: a float4 load from a misaligned address is the
+// misaligned access it is on a GPU, and UBSan's -fsanitize=alignment reports it) ---------------
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline double2 make_double2(double x, double y) { return {x, y}; }
+inline int2 make_int2(int x, int y) { return {x, y}; }
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return {x, y, z}; }
+
+// --- Built-in variables: set by the block runner each time it resumes a thread ------------------
+extern thread_local uint3 threadIdx;
+extern thread_local uint3 blockIdx;
+extern thread_local dim3 blockDim;
+extern thread_local dim3 gridDim;
+inline constexpr int warpSize = 32;
+
+// --- Intrinsics ---------------------------------------------------------------------------------
+// Read-only cache loads are plain loads here.
+template <class T>
+__forceinline__ T __ldg(const T* p) { return *p; }
+
+// The _rn forms exist so that nvcc does not fuse them into an FMA. The emulated library is built
+// with -ffp-contract=off, so host arithmetic is never fused: these are the plain operations.
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+
+// CUDA's integer min/max (math_functions.h), for the integer types device code mixes.
+#define EMBER_EMU_MIN_MAX(T)                                  \
+  inline T min(T a, T b) { return b < a ? b : a; }           \
+  inline T max(T a, T b) { return a < b ? b : a; }
+EMBER_EMU_MIN_MAX(int)
+EMBER_EMU_MIN_MAX(unsigned)
+EMBER_EMU_MIN_MAX(long)
+EMBER_EMU_MIN_MAX(unsigned long)
+EMBER_EMU_MIN_MAX(long long)
+EMBER_EMU_MIN_MAX(unsigned long long)
+#undef EMBER_EMU_MIN_MAX
+
+inline float __int_as_float(int v) { return std::bit_cast<float>(v); }
+inline int __float_as_int(float v) { return std::bit_cast<int>(v); }
+inline float __uint_as_float(unsigned v) { return std::bit_cast<float>(v); }
+inline unsigned __float_as_uint(float v) { return std::bit_cast<unsigned>(v); }
+inline double __longlong_as_double(long long v) { return std::bit_cast<double>(v); }
+inline long long __double_as_longlong(double v) { return std::bit_cast<long long>(v); }
+
+namespace ember::emu {
+
+// A barrier or warp collective, where it was called from (for the fault messages).
+struct CallSite {
+  const char* function;
+  const char* file;
+  unsigned line;
+};
+inline CallSite site_of(const char* function, const std::source_location& where) {
+  return {function, where.file_name(), where.line()};
+}
+
+enum class WarpOp : uint8_t { Sync, ShuffleIdx, ShuffleUp, ShuffleDown, ShuffleXor, Ballot, Any, All };
+
+// What one lane brings to a warp collective; the runner fills `result` once every lane named in
+// `mask` has arrived (block_runner.cpp, complete_warp_op).
+struct WarpRequest {
+  WarpOp op;
+  unsigned mask;
+  int operand;  // source lane, delta or lane mask; the predicate for Ballot/Any/All
+  int width;
+  uint64_t value;
+  uint64_t result;
+};
+
+// Blocks the calling emulated thread until every thread of its block arrives (block_runner.cpp).
+void block_barrier(const CallSite& site);
+// Blocks the calling lane until every lane of `request.mask` arrives; returns request.result.
+uint64_t warp_collective(WarpRequest request, const CallSite& site);
+
+// A value of at most 8 bytes carried through a collective as raw bits.
+template <class T>
+uint64_t to_bits(T v) {
+  static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>,
+                "warp shuffles carry values of up to 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  return bits;
+}
+template <class T>
+T from_bits(uint64_t bits) {
+  T v;
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+template <class T>
+T shuffle(WarpOp op, unsigned mask, T v, int operand, int width, const CallSite& site) {
+  return from_bits<T>(warp_collective({op, mask, operand, width, to_bits(v), 0}, site));
+}
+
+}  // namespace ember::emu
+
+inline void __syncthreads(std::source_location where = std::source_location::current()) {
+  ember::emu::block_barrier(ember::emu::site_of("__syncthreads", where));
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location where = std::source_location::current()) {
+  ember::emu::warp_collective({ember::emu::WarpOp::Sync, mask, 0, warpSize, 0, 0},
+                              ember::emu::site_of("__syncwarp", where));
+}
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize,
+              std::source_location where = std::source_location::current()) {
+  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleIdx, mask, v, src_lane, width,
+                             ember::emu::site_of("__shfl_sync", where));
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize,
+                 std::source_location where = std::source_location::current()) {
+  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleUp, mask, v, static_cast<int>(delta), width,
+                             ember::emu::site_of("__shfl_up_sync", where));
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize,
+                   std::source_location where = std::source_location::current()) {
+  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleDown, mask, v, static_cast<int>(delta), width,
+                             ember::emu::site_of("__shfl_down_sync", where));
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize,
+                  std::source_location where = std::source_location::current()) {
+  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleXor, mask, v, lane_mask, width,
+                             ember::emu::site_of("__shfl_xor_sync", where));
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate,
+                              std::source_location where = std::source_location::current()) {
+  return static_cast<unsigned>(ember::emu::warp_collective(
+      {ember::emu::WarpOp::Ballot, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__ballot_sync", where)));
+}
+inline int __any_sync(unsigned mask, int predicate, std::source_location where = std::source_location::current()) {
+  return static_cast<int>(ember::emu::warp_collective(
+      {ember::emu::WarpOp::Any, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__any_sync", where)));
+}
+inline int __all_sync(unsigned mask, int predicate, std::source_location where = std::source_location::current()) {
+  return static_cast<int>(ember::emu::warp_collective(
+      {ember::emu::WarpOp::All, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__all_sync", where)));
+}
+
+// --- Launches ------------------------------------------------------------------------------------
+namespace ember::emu {
+
+// One kernel launch: its configuration and where it was written.
+struct LaunchConfig {
+  dim3 grid, block;
+  size_t dynamic_shared_bytes;
+  cudaStream_t stream;
+  const char* kernel;  // the kernel as written at the launch site, template arguments included
+  const char* file;
+  int line;
+};
+
+// What every emulated thread of a launch runs: the kernel applied to its own copy of the
+// arguments, as a GPU passes them by value to every thread.
+class KernelBody {
+ public:
+  virtual ~KernelBody() = default;
+  virtual void run_thread() = 0;
+};
+
+// Validates the configuration and runs every block (launch.cpp). Faults are recorded as the
+// host thread's last CUDA error, as a real launch's are; nothing is thrown.
+void launch(const LaunchConfig& config, std::unique_ptr<KernelBody> body);
+
+// The block's dynamic shared memory (EMBER_DYNAMIC_SHARED): the launch's shared-memory bytes,
+// fresh and poisoned for every block.
+void* dynamic_shared_memory();
+
+template <class... Params>
+class KernelLaunch {
+ public:
+  KernelLaunch(void (*kernel)(Params...), const LaunchConfig& config) : kernel_(kernel), config_(config) {}
+
+  template <class... Args>
+  void operator()(Args&&... args) const {
+    using Stored = std::tuple<std::decay_t<Params>...>;
+    struct Body final : KernelBody {
+      void (*kernel)(Params...);
+      Stored params;
+      Body(void (*k)(Params...), Stored p) : kernel(k), params(std::move(p)) {}
+      void run_thread() override { std::apply(kernel, params); }
+    };
+    launch(config_, std::make_unique<Body>(kernel_, Stored(std::forward<Args>(args)...)));
+  }
+
+ private:
+  void (*kernel_)(Params...);
+  LaunchConfig config_;
+};
+
+template <class... Params>
+KernelLaunch<Params...> make_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                                    cudaStream_t stream, const char* name, const char* file, int line) {
+  return KernelLaunch<Params...>(kernel, LaunchConfig{grid, block, shared_bytes, stream, name, file, line});
+}
+
+}  // namespace ember::emu

@@ -1,0 +1,80 @@
+// Shared by tests/cuda_emulated: buffers that stand for device memory, random inputs, outputs
+// poisoned with NaN, and the comparison of a CUDA kernel's result with its CPU twin's.
+//
+// On the emulator, device memory is host memory: a kernel gets plain std::vector storage, which
+// AddressSanitizer watches in the sanitizer build, so an out-of-bounds access stops the test.
+// The schedule (forward, reverse, random, run-ahead) comes from EMBER_EMU_SCHEDULE: ctest runs
+// every test under each (tests/cuda_emulated/CMakeLists.txt).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace ember::test {
+
+// The emulated kernels run inside their launch; a stream is only a handle to them.
+inline cudaStream_t default_stream() { return nullptr; }
+
+// Uniform in [lo, hi), never all zeros; integers in [lo, hi).
+template <class T>
+std::vector<T> random_vector(size_t n, std::mt19937_64& rng, double lo = -1.0, double hi = 1.0) {
+  std::vector<T> v(n);
+  if constexpr (std::is_floating_point_v<T>) {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    for (auto& x : v) x = static_cast<T>(dist(rng));
+  } else {
+    std::uniform_int_distribution<int64_t> dist(static_cast<int64_t>(lo), static_cast<int64_t>(hi) - 1);
+    for (auto& x : v) x = static_cast<T>(dist(rng));
+  }
+  return v;
+}
+
+// An output buffer whose every element is NaN (floating) or a sentinel (integers), so that an
+// element the kernel forgets to write fails the comparison.
+template <class T>
+std::vector<T> poisoned(size_t n) {
+  if constexpr (std::is_floating_point_v<T>) return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
+  else return std::vector<T>(n, static_cast<T>(0x5a));
+}
+
+// float32 within 1e-5 relative (to max(1, |want|)), float64 within 1e-12, integers exactly.
+template <class T>
+double tolerance() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, double>) return 1e-12;
+  else return 0.0;
+}
+
+// True when got matches want element by element (NaN matches NaN only when `nan_equal`);
+// otherwise reports the first differing element, with `what`, and returns false.
+template <class T>
+bool matches(const std::vector<T>& got, const std::vector<T>& want, const std::string& what,
+             double tol = tolerance<T>(), bool nan_equal = false) {
+  if (got.size() != want.size()) {
+    FAIL_CHECK(what << ": " << got.size() << " elements, expected " << want.size());
+    return false;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
+    bool ok;
+    if (std::isnan(g) || std::isnan(w)) ok = nan_equal && std::isnan(g) && std::isnan(w);
+    else ok = std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
+    if (!ok) {
+      FAIL_CHECK(what << ": element " << i << " of " << got.size() << " is " << g << ", expected " << w
+                      << " (tolerance " << tol << ")");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace ember::test
