@@ -3,15 +3,22 @@
 // Several devices: --devices cuda:0,cuda:1 (or --gpus 2, or cpu,cpu for CPU replicas) wraps the
 // model in parallel::DataParallel; `mpirun -np N ember-mnist --distributed` trains one replica
 // per process, each on its rows of every batch, and rank 0 logs and saves.
+#include <sched.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -55,16 +62,103 @@ struct Checkpoint {
 };
 
 Checkpoint read_checkpoint(const std::string& path) {
-  auto tensors = nn::read_safetensors(path);
+  std::map<std::string, ember::Tensor> tensors;
+  try {
+    tensors = nn::read_safetensors(path);
+  } catch (const ember::Error& e) {
+    throw ember::Error(ember::detail::str("--resume: ", e.what()));  // the reader's message names the file
+  }
   Checkpoint c;
   for (auto& [name, t] : tensors) {
     if (name.rfind("model.", 0) == 0) c.model[name.substr(6)] = t;
     else if (name.rfind("optim.", 0) == 0) c.optim[name.substr(6)] = t;
   }
-  EMBER_CHECK(tensors.count("meta.epoch") == 1, "ember-mnist: ", path,
+  EMBER_CHECK(tensors.count("meta.epoch") == 1, "--resume ", path,
               " has no meta.epoch entry; is it a checkpoint written by ember-mnist --save?");
   c.epoch = static_cast<int>(tensors.at("meta.epoch").item<int64_t>());
   return c;
+}
+
+// A command line that cannot run: main() reports it with exit code 2 (an error in the run: 1).
+struct UsageError : ember::Error {
+  using ember::Error::Error;
+};
+
+template <class... Args>
+void check_flag(bool ok, const Args&... message) {
+  if (!ok) throw UsageError(ember::detail::str(message...));
+}
+
+// The cores this process may run on (its affinity mask, which taskset and container limits
+// narrow), at least 1.
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// The ranges CLI11 cannot say in words: each message names the flag, the bound and the value.
+void check_ranges(Flags& flags) {
+  check_flag(flags.epochs >= 1, "--epochs must be at least 1, got ", flags.epochs);
+  check_flag(flags.batch_size >= 1, "--batch-size must be at least 1, got ", flags.batch_size);
+  check_flag(flags.test_batch_size >= 1, "--test-batch-size must be at least 1, got ", flags.test_batch_size);
+  check_flag(std::isfinite(flags.lr) && flags.lr >= 0, "--lr must be a finite number >= 0, got ", flags.lr);
+  check_flag(std::isfinite(flags.momentum) && flags.momentum >= 0, "--momentum must be a finite number >= 0, got ",
+             flags.momentum);
+  check_flag(flags.gpus >= 0, "--gpus must be at least 0, got ", flags.gpus);
+  check_flag(flags.threads >= 0, "--threads must be at least 0 (0: all cores), got ", flags.threads);
+  check_flag(flags.workers >= 0, "--workers must be at least 0, got ", flags.workers);
+  // More kernel threads than cores only wait on each other (--threads 1000 on 2 cores made an
+  // epoch 40x slower). The run goes on with the core count rather than stopping: a result is
+  // bit-for-bit repeatable for a given thread count, and the warning names the count used.
+  const int cores = usable_cores();
+  if (flags.threads > cores) {
+    std::fprintf(stderr, "ember-mnist: warning: --threads %d is more than the %d cores this process may use; "
+                 "using %d\n", flags.threads, cores, cores);
+    flags.threads = cores;
+  }
+}
+
+// --data must be a folder (the reader names the files missing inside it).
+void check_data_folder(const std::string& data) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto status = fs::status(data, ec);
+  check_flag(fs::exists(status), "--data ", data, ": no such folder (run scripts/fetch-mnist ", data,
+             " to download MNIST there)");
+  check_flag(fs::is_directory(status), "--data ", data, " is a file, not a folder: give the folder that holds "
+             "train-images-idx3-ubyte(.gz) and the three other MNIST files");
+}
+
+void check_resume_file(const std::string& path) {
+  std::error_code ec;
+  check_flag(std::filesystem::is_regular_file(path, ec), "--resume ", path, ": no such file (give a checkpoint "
+             "written by --save)");
+}
+
+// A file that --save or --log will write: its folder must exist and be writable, and the path
+// must not be a folder, so that a bad path stops the run before the first epoch, not after it.
+void check_writable(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  check_flag(!fs::is_directory(path, ec), flag, " ", path, " is a folder; give a file name");
+  const fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  check_flag(fs::is_directory(folder, ec), flag, " ", path, ": the folder ", folder.string(), " does not exist");
+  // A real file, created and removed, rather than access(W_OK): root passes access() on a
+  // read-only mount or in /proc, where the checkpoint's own temporary file would then fail.
+  std::string probe = (folder / ".ember-mnist-write-test-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    throw UsageError(ember::detail::str(flag, " ", path, ": cannot write in the folder ", folder.string(), " (",
+                                        std::strerror(errno), ")"));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  // errno is read in a statement of its own, after the call that set it.
+  if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0) {
+    throw UsageError(ember::detail::str(flag, " ", path, ": the file exists and cannot be written (",
+                                        std::strerror(errno), ")"));
+  }
 }
 
 // The devices of --devices a,b,... or --gpus N; empty for a single device (--device).
@@ -102,6 +196,32 @@ void report_progress(bool tty, int epoch, int64_t step, int64_t steps, double lo
     std::printf("epoch %d step %lld/%lld loss %.4f %.0f samples/s\n", epoch, static_cast<long long>(step),
                 static_cast<long long>(steps), loss, samples_per_s);
   }
+}
+
+struct TestResult {
+  double loss = 0, accuracy = 0;  // mean cross-entropy; percent correct
+  int64_t correct = 0, count = 0;
+};
+
+// Test loss and accuracy over the whole test set, without recording a graph. Across processes
+// rank 0 tests alone, on its own replica.
+TestResult evaluate(nn::Module& model, ember::parallel::DataParallel* dp, bool distributed,
+                    ember::data::DataLoader& test_loader, const ember::Device& device) {
+  ember::NoGradGuard no_grad;
+  model.eval();
+  TestResult r;
+  double loss_sum = 0;
+  for (auto [inputs, target] : test_loader) {
+    target = target.to(device);
+    ember::Tensor logits = dp && !distributed ? dp->forward(inputs) : model.forward(inputs.to(device));
+    loss_sum += F::cross_entropy(logits, target, F::Reduction::Sum).item<float>();
+    r.correct += ember::eq(logits.argmax(1), target).sum().item<int64_t>();
+    r.count += target.size(0);
+  }
+  // count > 0: run() refuses an empty test set.
+  r.loss = loss_sum / static_cast<double>(r.count);
+  r.accuracy = 100.0 * static_cast<double>(r.correct) / static_cast<double>(r.count);
+  return r;
 }
 
 int run(const Flags& flags) {
@@ -150,11 +270,18 @@ int run(const Flags& flags) {
     if (dist.is_root()) std::printf("resumed from %s after epoch %d\n", flags.resume.c_str(), first_epoch - 1);
   }
   const bool root = dist.is_root();  // rank 0 logs, tests and saves
+  if (root) {
+    if (!flags.save.empty()) check_writable("--save", flags.save);
+    if (!flags.log.empty()) check_writable("--log", flags.log);
+  }
   const std::string where = flags.distributed ? std::to_string(dist.world_size) + " ranks on " + device.str()
                             : dp ? devices_str(dp->devices()) : device.str();
 
   auto train_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Train);
   auto test_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Test);
+  EMBER_CHECK(train_set->size() > 0 && test_set->size() > 0, "--data ", flags.data, ": the ",
+              train_set->size() == 0 ? "training" : "test", " set is empty (its IDX files have a count of 0); "
+              "there is nothing to ", train_set->size() == 0 ? "train on" : "test on");
   const bool to_gpu = device.is_cuda();  // batches bound for a GPU are staged in pinned memory
   // --batch-size is the global batch: across processes each rank takes its rows of it.
   ember::data::DataLoader train_loader(train_set, {.batch_size = flags.batch_size, .shuffle = true,
@@ -164,10 +291,24 @@ int run(const Flags& flags) {
   ember::data::DataLoader test_loader(test_set, {.batch_size = flags.test_batch_size, .pin_memory = to_gpu});
   auto loss_fn = [](const ember::Tensor& output, const ember::Tensor& target) { return F::cross_entropy(output, target); };
 
+  if (first_epoch > flags.epochs) {
+    // The checkpoint already holds every epoch asked for: nothing to train, so say so and report
+    // the checkpoint's own test figures instead of a run that never happened.
+    if (!root) return 0;
+    std::printf("--resume %s was saved after epoch %d and --epochs is %d: nothing left to train "
+                "(raise --epochs to train on); testing the checkpoint\n", flags.resume.c_str(), first_epoch - 1,
+                flags.epochs);
+    const TestResult r = evaluate(model, dp.get(), flags.distributed, test_loader, device);
+    std::printf("final: %d epochs (all from the checkpoint), test accuracy %.2f%%, test loss %.4f (%lld/%lld) "
+                "on %s\n", first_epoch - 1, r.accuracy, r.loss, static_cast<long long>(r.correct),
+                static_cast<long long>(r.count), where.c_str());
+    return 0;
+  }
+
   std::ofstream log;
   if (!flags.log.empty() && root) {
     log.open(flags.log, first_epoch > 1 ? std::ios::app : std::ios::trunc);
-    EMBER_CHECK(log.good(), "ember-mnist: cannot write the log file ", flags.log);
+    EMBER_CHECK(log.good(), "--log ", flags.log, ": cannot open the file for writing (", std::strerror(errno), ")");
     if (first_epoch == 1) log << "epoch,step,loss,accuracy,samples_per_s\n";
   }
   const bool tty = root && isatty(STDOUT_FILENO);
@@ -206,23 +347,11 @@ int run(const Flags& flags) {
     if (tty) std::printf("\n");
 
     if (!root) continue;  // the other ranks go on to the next epoch; rank 0 catches up at its first all-reduce
-    // Test loss and accuracy, without recording a graph.
-    ember::NoGradGuard no_grad;
-    model.eval();
-    int64_t correct = 0, count = 0;
-    double loss_sum = 0;
-    for (auto [inputs, target] : test_loader) {
-      target = target.to(device);
-      // Across processes rank 0 tests alone, on its own replica.
-      ember::Tensor logits = dp && !flags.distributed ? dp->forward(inputs) : model.forward(inputs.to(device));
-      loss_sum += F::cross_entropy(logits, target, F::Reduction::Sum).item<float>();
-      correct += ember::eq(logits.argmax(1), target).sum().item<int64_t>();
-      count += target.size(0);
-    }
-    test_loss = loss_sum / static_cast<double>(count);
-    accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(count);
+    const TestResult r = evaluate(model, dp.get(), flags.distributed, test_loader, device);
+    test_loss = r.loss;
+    accuracy = r.accuracy;
     std::printf("epoch %d: test loss %.4f, accuracy %.2f%% (%lld/%lld), %.0f samples/s\n", epoch,
-                test_loss, accuracy, static_cast<long long>(correct), static_cast<long long>(count),
+                test_loss, accuracy, static_cast<long long>(r.correct), static_cast<long long>(r.count),
                 total_samples_per_s);
     std::fflush(stdout);
     if (log.is_open()) log << epoch << ",," << test_loss << ',' << accuracy << ',' << total_samples_per_s << '\n';
@@ -238,27 +367,41 @@ int run(const Flags& flags) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"ember-mnist: trains the tutorial network (Conv-Pool-ReLU x2, Linear) on MNIST"};
+  // Ranges are checked by check_ranges, whose messages name the flag, the bound and the value.
   app.add_option("--data", flags.data, "folder with the four MNIST IDX files (.gz or raw)");
-  app.add_option("--epochs", flags.epochs, "epochs to train")->check(CLI::PositiveNumber);
-  app.add_option("--batch-size", flags.batch_size, "training batch size")->check(CLI::PositiveNumber);
-  app.add_option("--test-batch-size", flags.test_batch_size, "test batch size")->check(CLI::PositiveNumber);
-  app.add_option("--lr", flags.lr, "SGD learning rate")->check(CLI::NonNegativeNumber);
-  app.add_option("--momentum", flags.momentum, "SGD momentum")->check(CLI::NonNegativeNumber);
+  app.add_option("--epochs", flags.epochs, "epochs to train (>= 1)");
+  app.add_option("--batch-size", flags.batch_size, "training batch size (>= 1)");
+  app.add_option("--test-batch-size", flags.test_batch_size, "test batch size (>= 1)");
+  app.add_option("--lr", flags.lr, "SGD learning rate (>= 0)");
+  app.add_option("--momentum", flags.momentum, "SGD momentum (>= 0)");
   app.add_option("--device", flags.device, "cpu, cuda or cuda:N");
   app.add_option("--devices", flags.devices, "data parallel over these: cuda:0,cuda:1 (or cpu,cpu for CPU replicas)");
-  app.add_option("--gpus", flags.gpus, "data parallel over cuda:0..cuda:(N-1)")->check(CLI::NonNegativeNumber);
+  app.add_option("--gpus", flags.gpus, "data parallel over cuda:0..cuda:(N-1)");
   app.add_flag("--distributed", flags.distributed, "one replica per process under mpirun (MPI on CPU, NCCL on "
                "--device cuda); --batch-size is the global batch, rank 0 logs and saves");
   app.add_option("--seed", flags.seed, "seed of the initial weights and the shuffle");
-  app.add_option("--threads", flags.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
-  app.add_option("--workers", flags.workers, "background threads preparing batches")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", flags.threads, "CPU threads (0: all cores; more than the cores: the core count)");
+  app.add_option("--workers", flags.workers, "background threads preparing batches");
   app.add_option("--save", flags.save, "write a checkpoint (model + optimizer) after every epoch");
   app.add_option("--resume", flags.resume, "continue from a checkpoint written by --save");
   app.add_option("--log", flags.log, "CSV log: epoch, step, loss, accuracy, samples/s");
-  CLI11_PARSE(app, argc, argv);
+  // Exit codes: 0 done (and --help), 2 a command line that cannot run, 1 an error while running.
   try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    std::fprintf(stderr, "ember-mnist: %s (ember-mnist --help lists the flags)\n", e.what());
+    return 2;
+  }
+  try {
+    check_ranges(flags);
+    check_data_folder(flags.data);
+    if (!flags.resume.empty()) check_resume_file(flags.resume);
     return run(flags);
-  } catch (const ember::Error& error) {
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "ember-mnist: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {  // ember::Error, and anything a dependency throws
     std::fprintf(stderr, "ember-mnist: %s\n", error.what());
     return 1;
   }
