@@ -92,7 +92,7 @@ void CpuCommunicator::all_reduce(int rank, std::vector<Tensor>& tensors, ReduceO
   wait_for_all();
   double scale = op == ReduceOp::Average ? 1.0 / world_size_ : 1.0;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    auto [begin, end] = ranges[i];
+    const int64_t begin = ranges[i].first, end = ranges[i].second;  // not a structured binding: clang 14
     visit_floating(tensors[i].dtype(), "all_reduce", [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int r = 0; r < world_size_; ++r) {

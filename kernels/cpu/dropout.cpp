@@ -30,14 +30,37 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
   }
 }
 
+namespace {
+
+// One function per element type so that EMBER_VECTOR_CLONES can compile the loop for AVX-512,
+// AVX2 and the baseline (see threading.h); always_inline puts the loop into every clone.
 template <class T>
-EMBER_VECTOR_CLONES void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p) {
-  const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
-#pragma omp parallel for simd num_threads(threads_for(n)) schedule(static)
+[[gnu::always_inline]] inline void dropout_backward_loop(const T* dy, const uint8_t* mask, T* dx, int64_t n,
+                                                         T scale) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     const T g = dy[i] * scale;  // read unconditionally, so the select vectorises (see relu_backward)
     dx[i] = mask[i] ? g : T(0);
   }
+}
+
+EMBER_VECTOR_CLONES void dropout_backward_range(const float* dy, const uint8_t* mask, float* dx, int64_t n,
+                                                float scale) {
+  dropout_backward_loop(dy, mask, dx, n, scale);
+}
+EMBER_VECTOR_CLONES void dropout_backward_range(const double* dy, const uint8_t* mask, double* dx, int64_t n,
+                                                double scale) {
+  dropout_backward_loop(dy, mask, dx, n, scale);
+}
+
+}  // namespace
+
+template <class T>
+void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p) {
+  const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
+  parallel_ranges(n, threads_for(n), [&](int64_t begin, int64_t end) {
+    dropout_backward_range(dy + begin, mask + begin, dx + begin, end - begin, scale);
+  });
 }
 
 template void dropout_forward<float>(const float*, float*, uint8_t*, int64_t, double, uint64_t,
