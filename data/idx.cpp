@@ -23,7 +23,7 @@ class IdxFile {
  public:
   explicit IdxFile(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
     EMBER_CHECK(file_ != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
-    gzbuffer(file_, 1 << 17);
+    gzbuffer(file_, 1 << 16);
   }
   ~IdxFile() { gzclose(file_); }
   IdxFile(const IdxFile&) = delete;
@@ -111,7 +111,7 @@ std::vector<unsigned char> read_body(IdxFile& file, const IdxKind& kind, const S
   std::vector<unsigned char> body;
   size_t got = 0;
   while (got < expected) {
-    body.resize(std::min<uint64_t>(expected, std::max<uint64_t>(2 * body.size(), 1 << 20)));
+    body.resize(std::min<uint64_t>(expected, std::max<uint64_t>(2 * body.size(), 1 << 16)));
     got += file.read(body.data() + got, body.size() - got);
     if (got < body.size()) break;
   }
