@@ -570,7 +570,11 @@ Tensor arange(double start, double end, double step, TensorOptions options) {
   EMBER_CHECK(step != 0, "arange: step must be nonzero");
   EMBER_CHECK((end - start) / step >= 0, "arange: the range [", start, ", ", end,
               ") is empty in the direction of step ", step);
-  auto count = static_cast<int64_t>(std::ceil((end - start) / step));
+  const double steps = std::ceil((end - start) / step);
+  // Converting a double beyond int64 (or infinity) is undefined; past 2^63 it cannot be allocated anyway.
+  EMBER_CHECK(steps < 0x1p63, "arange: the range [", start, ", ", end, ") in steps of ", step, " has ", steps,
+              " elements, more than int64 can count");
+  const auto count = static_cast<int64_t>(steps);
   Tensor host = empty({count}, {.dtype = options.dtype});
   visit_dtype(options.dtype, "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -1,6 +1,7 @@
 // Device, DType, factories, views, copies and printing.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <sstream>
 
 #include "core/autograd.h"
@@ -163,4 +164,12 @@ TEST_CASE("a shape larger than this machine's memory is OutOfMemory before any a
   REQUIRE_THROWS_WITH(ember::empty({int64_t{1} << 50}),
                       Catch::Contains("cpu allocator: cannot allocate 4503599627370496 bytes") &&
                           Catch::Contains("more than this machine's memory and swap"));
+}
+
+TEST_CASE("arange with more elements than int64 can count is an error, not an undefined conversion") {
+  REQUIRE_THROWS_WITH(ember::arange(0.0, 1e30), Catch::Contains("arange: the range [0, 1e+30)") &&
+                                                    Catch::Contains("more than int64 can count"));
+  REQUIRE_THROWS_AS(ember::arange(0.0, std::numeric_limits<double>::infinity()), ember::Error);
+  // Within int64 but beyond any memory: the allocator's check.
+  REQUIRE_THROWS_AS(ember::arange(0.0, 1e18), ember::OutOfMemory);
 }
