@@ -78,3 +78,56 @@ bool matches(const std::vector<T>& got, const std::vector<T>& want, const std::s
 }
 
 }  // namespace ember::test
+
+// --- Strided layouts for reference loops (test_elementwise, test_copy, test_reduce) ------------
+namespace ember::test {
+
+inline int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// Row-major strides, in elements, of a dense tensor of `sizes`.
+inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= sizes[d];
+  }
+  return strides;
+}
+
+// Elements a buffer needs to hold every offset of (sizes, strides); at least 1.
+inline size_t storage_extent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  int64_t last = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return 1;
+    last += (sizes[d] - 1) * strides[d];
+  }
+  return static_cast<size_t>(last + 1);
+}
+
+inline int64_t offset_of(const std::vector<int64_t>& index, const std::vector<int64_t>& strides) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < index.size(); ++d) offset += index[d] * strides[d];
+  return offset;
+}
+
+// Calls fn(index) for every multi-index of `sizes` in row-major order (once for 0 dims, never
+// when a size is 0): the obviously-correct loop the references are written with.
+template <class Fn>
+void for_each_index(const std::vector<int64_t>& sizes, Fn&& fn) {
+  const int64_t n = numel_of(sizes);
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    fn(static_cast<const std::vector<int64_t>&>(index));
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace ember::test
