@@ -1,0 +1,125 @@
+// max_pool2d forward and backward on the emulator against the CPU (kernels/cpu/pool.h): padding,
+// stride smaller than the kernel (overlapping windows, whose gradients the backward gathers and
+// sums in output order, as the CPU scatters them), floor-mode edges, the CPU's 2x2/stride-2 fast
+// path, and the conventions: ties keep the first index, a NaN wins, all -inf windows keep their
+// first index. Values and argmax must match exactly. (Pool2dShape has no dilation: neither kernel
+// supports it.)
+#include "emulated_checks.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/pool.h"
+#include "kernels/cuda/pool.h"
+
+namespace cpu = ember::kernels::cpu;
+namespace cuda = ember::kernels::cuda;
+using ember::test::matches;
+using ember::test::poisoned;
+
+namespace {
+
+std::string describe(const cpu::Pool2dShape& s) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return "x [" + n(s.batch) + ", " + n(s.channels) + ", " + n(s.in_h) + ", " + n(s.in_w) + "] kernel " +
+         n(s.kernel_h) + "x" + n(s.kernel_w) + " stride " + n(s.stride_h) + "x" + n(s.stride_w) + " pad " +
+         n(s.pad_h) + "x" + n(s.pad_w);
+}
+
+enum class Values { Random, Ties, Special };
+
+// Random; or small integers (many ties in every window); or random with NaNs and -infs sprinkled
+// in (some windows all -inf).
+template <class T>
+std::vector<T> pool_input(size_t n, Values kind, std::mt19937_64& rng) {
+  if (kind == Values::Ties) {
+    const auto ints = ember::test::random_vector<int>(n, rng, -2, 3);
+    std::vector<T> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(ints[i]);
+    return v;
+  }
+  auto v = ember::test::random_vector<T>(n, rng);
+  if (kind == Values::Special) {
+    for (size_t i = 0; i < n; ++i) {
+      if (i % 7 == 3) v[i] = std::numeric_limits<T>::quiet_NaN();
+      if (i % 5 == 1 || (i >= 8 && i < 16)) v[i] = -std::numeric_limits<T>::infinity();
+    }
+  }
+  return v;
+}
+
+// Exactly equal element by element, infinities and NaN included (matches() measures a distance,
+// which is NaN between two equal infinities).
+template <class T>
+bool identical(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) {
+      FAIL_CHECK(what << ": element " << i << " of " << got.size() << " is " << got[i] << ", expected " << want[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+void check_pool(const cpu::Pool2dShape& s, Values kind, std::mt19937_64& rng) {
+  const std::string what = describe(s) + (kind == Values::Ties ? ", ties" : kind == Values::Special ? ", NaN and -inf" : "");
+  const size_t in_size = s.batch * s.channels * s.in_h * s.in_w;
+  const size_t out_size = s.batch * s.channels * s.out_h() * s.out_w();
+  const auto x = pool_input<T>(in_size, kind, rng);
+  const auto stream = ember::test::default_stream();
+
+  std::vector<T> y = poisoned<T>(out_size), want_y(out_size);
+  std::vector<int64_t> argmax = poisoned<int64_t>(out_size), want_argmax(out_size);
+  cuda::max_pool2d_forward<T>(x.data(), y.data(), argmax.data(), s, stream);
+  cpu::max_pool2d_forward<T>(x.data(), want_y.data(), want_argmax.data(), s);
+  CHECK(identical(y, want_y, "max_pool2d_forward y, " + what));
+  CHECK(matches(argmax, want_argmax, "max_pool2d_forward argmax, " + what));
+
+  const auto dy = ember::test::random_vector<T>(out_size, rng);
+  std::vector<T> dx = poisoned<T>(in_size), want_dx(in_size);
+  cuda::max_pool2d_backward<T>(dy.data(), argmax.data(), dx.data(), s, stream);
+  cpu::max_pool2d_backward<T>(dy.data(), want_argmax.data(), want_dx.data(), s);
+  // Both add an input's gradients in output order, so the sums agree bit for bit.
+  CHECK(matches(dx, want_dx, "max_pool2d_backward, " + what, 0.0));
+}
+
+//    batch C  H  W  kh kw sh sw ph pw
+const cpu::Pool2dShape kShapes[] = {
+    {2, 3, 7, 9, 3, 2, 2, 1, 1, 1},  // overlapping along h and w, padding on both axes, odd sizes
+    {1, 2, 6, 6, 3, 3, 1, 1, 1, 1},  // stride 1: every input in up to 9 windows
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0},  // the CPU's 2x2/stride-2 path; floor mode drops a row and a column
+    {1, 1, 5, 4, 5, 4, 1, 1, 2, 2},  // window as big as the image, padded: 5x5 outputs of one plane
+    {3, 1, 1, 1, 1, 1, 1, 1, 0, 0},  // 1x1
+    {1, 3, 10, 3, 4, 1, 3, 2, 2, 0}, // stride 3 over a 4-tall window (overlap 1), a 1-wide kernel
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("emulated max_pool2d forward and backward match the CPU with padding and overlapping windows",
+                   "[cuda-emulated][pool]", float, double) {
+  std::mt19937_64 rng(41);
+  for (const auto& s : kShapes) check_pool<TestType>(s, Values::Random, rng);
+}
+
+TEMPLATE_TEST_CASE("emulated max_pool2d keeps the first of tied maxima and sums overlapping gradients",
+                   "[cuda-emulated][pool]", float, double) {
+  std::mt19937_64 rng(42);
+  for (const auto& s : kShapes) check_pool<TestType>(s, Values::Ties, rng);
+}
+
+TEMPLATE_TEST_CASE("emulated max_pool2d takes a NaN as the max and keeps the first index of an all -inf window",
+                   "[cuda-emulated][pool]", float, double) {
+  std::mt19937_64 rng(43);
+  for (const auto& s : kShapes) check_pool<TestType>(s, Values::Special, rng);
+}
+
+// A large plane count: the grid-stride loops (65535 blocks at most) are not reached at test
+// sizes, but several blocks are, with a partial last one.
+TEMPLATE_TEST_CASE("emulated max_pool2d covers several blocks with a partial last one", "[cuda-emulated][pool]",
+                   float, double) {
+  std::mt19937_64 rng(44);
+  check_pool<TestType>({3, 5, 13, 11, 3, 3, 2, 2, 1, 1}, Values::Random, rng);
+}
