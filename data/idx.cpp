@@ -16,54 +16,95 @@ namespace ember::data {
 
 namespace {
 
-// An IDX file read through zlib, which decompresses a gzip stream (recognised by its first bytes,
-// 1f 8b, whatever the file's name) and passes any other file through as it is. Reads are
-// incremental, so the header can be checked before any of the body is decompressed.
+// An IDX file's bytes: inflated when the file starts with the gzip magic 1f 8b (whatever its
+// name), as they are otherwise. Reads are incremental, so the header can be checked before any of
+// the body is decompressed, and the body read no further than the header allows.
+//
+// Note: zlib's gzread API is not used: when a read fills the caller's buffer exactly as the input
+// runs out, it reports a stream cut inside its trailer as a clean end. inflate() itself says
+// Z_STREAM_END only once the trailer (CRC and length) is read and verified.
 class IdxFile {
  public:
-  explicit IdxFile(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
+  explicit IdxFile(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "rb")) {
     EMBER_CHECK(file_ != nullptr, "mnist: cannot open ", path, ": ", std::strerror(errno));
-    gzbuffer(file_, 1 << 16);
+    unsigned char magic[2] = {0, 0};
+    gzipped_ = read_file(magic, 2) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    std::rewind(file_);
+    if (gzipped_ && inflateInit2(&stream_, 15 + 16) != Z_OK) {  // 15-bit window, gzip wrapper only
+      std::fclose(file_);
+      throw OutOfMemory(detail::str("mnist: cannot start decompressing ", path));
+    }
   }
-  ~IdxFile() { gzclose(file_); }
+  ~IdxFile() {
+    if (gzipped_) inflateEnd(&stream_);
+    std::fclose(file_);
+  }
   IdxFile(const IdxFile&) = delete;
   IdxFile& operator=(const IdxFile&) = delete;
 
-  // Reads up to `size` bytes into `out` and returns how many; fewer only at the end of the data.
-  // Throws when the file cannot be read or the gzip data is corrupt.
-  size_t read(unsigned char* out, size_t size) {
-    size_t done = 0;
-    while (done < size) {
-      const int n = gzread(file_, out + done, static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30)));
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    if (done < size) check_end();
-    return done;
-  }
-  bool gzipped() const { return gzdirect(file_) == 0; }
+  // Reads up to `size` bytes into `out` and returns how many; fewer only at the end of the data
+  // (or of a gzip stream cut short, which ended_early() then says). Throws when the file cannot be
+  // read or the gzip data is corrupt.
+  size_t read(unsigned char* out, size_t size) { return gzipped_ ? inflate_into(out, size) : read_file(out, size); }
+  bool gzipped() const { return gzipped_; }
   bool ended_early() const { return ended_early_; }
   const std::string& path() const { return path_; }
 
  private:
-  // Note: zlib reports a gzip stream that stops before its trailer as Z_BUF_ERROR ("unexpected end
-  // of file"): the file was cut short. Z_ERRNO is a failed read(); anything else (Z_DATA_ERROR, a
-  // bad CRC) means corrupt data.
-  void check_end() {
-    int error = Z_OK;
-    const char* message = gzerror(file_, &error);
-    std::string reason = message != nullptr ? message : "";
-    if (reason.rfind(path_ + ": ", 0) == 0) reason.erase(0, path_.size() + 2);  // zlib prefixes the path
-    if (error == Z_BUF_ERROR) {
-      ended_early_ = true;
-      return;
+  size_t read_file(unsigned char* out, size_t size) {
+    const size_t got = std::fread(out, 1, size, file_);
+    EMBER_CHECK(got == size || std::ferror(file_) == 0, "mnist: cannot read ", path_, ": ", std::strerror(errno));
+    return got;
+  }
+
+  size_t inflate_into(unsigned char* out, size_t size) {
+    size_t done = 0;
+    while (done < size && !finished_) {
+      if (stream_.avail_in == 0) {
+        stream_.avail_in = static_cast<uInt>(read_file(input_, sizeof input_));
+        stream_.next_in = input_;
+        if (stream_.avail_in == 0) {  // the file ends before the gzip stream does
+          ended_early_ = true;
+          break;
+        }
+      }
+      stream_.next_out = out + done;
+      stream_.avail_out = static_cast<uInt>(std::min<size_t>(size - done, 1u << 30));
+      const uInt room = stream_.avail_out;
+      const int status = inflate(&stream_, Z_NO_FLUSH);
+      done += room - stream_.avail_out;
+      if (status == Z_STREAM_END) {
+        next_member();
+      } else if (status != Z_OK && status != Z_BUF_ERROR) {
+        throw Error(detail::str("mnist: ", path_, " is not a valid gzip file: ",
+                                stream_.msg != nullptr ? stream_.msg : zError(status)));
+      }
     }
-    EMBER_CHECK(error != Z_ERRNO, "mnist: cannot read ", path_, ": ", reason);
-    EMBER_CHECK(error == Z_OK || error == Z_STREAM_END, "mnist: ", path_, " is not a valid gzip file: ", reason);
+    return done;
+  }
+
+  // After one gzip member: another may follow (files joined with cat); any other bytes are
+  // ignored, as gunzip and zlib's gzread do.
+  void next_member() {
+    if (stream_.avail_in < 2) {  // the next member's magic may straddle two reads
+      const uInt kept = stream_.avail_in;
+      if (kept == 1) input_[0] = stream_.next_in[0];
+      stream_.avail_in = kept + static_cast<uInt>(read_file(input_ + kept, sizeof input_ - kept));
+      stream_.next_in = input_;
+    }
+    if (stream_.avail_in >= 2 && stream_.next_in[0] == 0x1f && stream_.next_in[1] == 0x8b) {
+      inflateReset(&stream_);
+    } else {
+      finished_ = true;
+    }
   }
 
   std::string path_;
-  gzFile file_;
+  std::FILE* file_;
+  bool gzipped_ = false;
+  z_stream stream_{};
+  unsigned char input_[1 << 16];
+  bool finished_ = false;     // the last gzip member has ended
   bool ended_early_ = false;  // a gzip stream cut off before its end (a truncated download)
 };
 

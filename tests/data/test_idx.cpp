@@ -200,3 +200,13 @@ TEST_CASE("IDX readers throw only ember::Error on arbitrary bytes") {
     }
   }
 }
+
+TEST_CASE("gzip members joined with cat read as one IDX file; bytes after the last are ignored") {
+  TempDir dir;
+  const std::string images = idx_images(2, 2, 4, 16);
+  write_raw(dir / "plain", images);
+  write_raw(dir / "joined.gz", gz_bytes(images.substr(0, 20)) + gz_bytes(images.substr(20)));
+  CHECK(ember::allclose(data::read_idx_images(dir / "joined.gz"), data::read_idx_images(dir / "plain"), 0, 0));
+  write_raw(dir / "padded.gz", gz_bytes(images) + std::string(8, '\0'));  // tape-style zero padding
+  CHECK(data::read_idx_images(dir / "padded.gz").sizes() == ember::Shape{2, 2, 4});
+}
