@@ -138,7 +138,8 @@ class BlockRun {
     const int lanes = warp_lanes(t.linear / warpSize);
     const unsigned existing = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
     if ((request.mask & (1u << lane)) == 0) {
-      fault_in_fiber(site, "the calling lane " + std::to_string(lane) + " is not in its mask 0x" + hex(request.mask));
+      fault_in_fiber(site, "the calling lane " + std::to_string(lane) + " is not in its mask 0x" +
+                               hex(request.mask));
     }
     if ((request.mask & ~existing) != 0) {
       fault_in_fiber(site, "mask 0x" + hex(request.mask) + " names lanes that do not exist: this warp has " +
@@ -232,7 +233,7 @@ class BlockRun {
     }
     if (exited_ > 0) {
       fault(cudaErrorLaunchFailure,
-            barrier_text(first_waiting->site) + " reached by " + std::to_string(at_barrier_) + " of " +
+            call_text(first_waiting->site) + " reached by " + std::to_string(at_barrier_) + " of " +
                 std::to_string(threads_.size()) + " threads of the block; thread " + idx_str(first_exited->idx) +
                 (exited_ > 1 ? " and " + std::to_string(exited_ - 1) + " others" : "") +
                 " returned without reaching it (a barrier in divergent code)");
@@ -240,8 +241,8 @@ class BlockRun {
     for (const auto& t : threads_) {
       if (t.site.line != first_waiting->site.line || std::strcmp(t.site.file, first_waiting->site.file) != 0) {
         fault(cudaErrorLaunchFailure, "threads of one block wait at different barriers: thread " +
-                                          idx_str(first_waiting->idx) + " at " + barrier_text(first_waiting->site) +
-                                          ", thread " + idx_str(t.idx) + " at " + barrier_text(t.site) +
+                                          idx_str(first_waiting->idx) + " at " + call_text(first_waiting->site) +
+                                          ", thread " + idx_str(t.idx) + " at " + call_text(t.site) +
                                           " (a barrier in divergent code)");
       }
     }
@@ -264,30 +265,30 @@ class BlockRun {
     }
   }
 
-  // Completes the warp collectives of `warp` whose every named lane has arrived.
+  // Completes the warp collectives of `warp` whose every named lane has arrived; faults when one
+  // never can. Runs at every arrival, so the messages are built only on the fault paths.
   void check_warp(int warp) {
     const int base = warp * warpSize, lanes = warp_lanes(warp);
     for (int l = 0; l < lanes; ++l) {
-      EmuThread& w = threads_[base + l];
+      const EmuThread& w = threads_[base + l];
       if (w.state != State::AtWarpOp) continue;
       const unsigned mask = w.request->mask;
       bool all_arrived = true;
-      for (int m = 0; m < lanes; ++m) {
+      for (int m = 0; m < lanes && all_arrived; ++m) {
         if ((mask & (1u << m)) == 0) continue;
         const EmuThread& o = threads_[base + m];
-        const std::string where = call_text(w.site) + " with mask 0x" + hex(mask) + " in lane " + std::to_string(l);
         switch (o.state) {
+          case State::Ready: all_arrived = false; break;
           case State::Exited:
-            fault(cudaErrorLaunchFailure, where + " waits for lane " + std::to_string(m) +
+            fault(cudaErrorLaunchFailure, waiting_text(w, l) + " waits for lane " + std::to_string(m) +
                                               ", which returned without reaching it (a deadlock on a GPU)");
           case State::AtBlockBarrier:
-            fault(cudaErrorLaunchFailure, where + " waits for lane " + std::to_string(m) + ", which waits at " +
-                                              barrier_text(o.site) + " (a deadlock)");
-          case State::Ready: all_arrived = false; break;
+            fault(cudaErrorLaunchFailure, waiting_text(w, l) + " waits for lane " + std::to_string(m) +
+                                              ", which waits at " + call_text(o.site) + " (a deadlock)");
           case State::AtWarpOp:
             if (o.request->mask != mask || o.request->op != w.request->op) {
-              fault(cudaErrorLaunchFailure, where + " meets lane " + std::to_string(m) + " in " + call_text(o.site) +
-                                                " with mask 0x" + hex(o.request->mask) +
+              fault(cudaErrorLaunchFailure, waiting_text(w, l) + " meets lane " + std::to_string(m) + " in " +
+                                                call_text(o.site) + " with mask 0x" + hex(o.request->mask) +
                                                 " (lanes of one collective must call the same one with one mask)");
             }
             break;
@@ -295,6 +296,10 @@ class BlockRun {
       }
       if (all_arrived) complete_warp_op(base, lanes, mask);
     }
+  }
+
+  std::string waiting_text(const EmuThread& t, int lane) const {
+    return call_text(t.site) + " with mask 0x" + hex(t.request->mask) + " in lane " + std::to_string(lane);
   }
 
   void complete_warp_op(int base, int lanes, unsigned mask) {
@@ -365,14 +370,15 @@ class BlockRun {
         break;
       }
       out << " thread " << idx_str(t.idx) << " waits at "
-          << (t.state == State::AtBlockBarrier ? barrier_text(t.site) : call_text(t.site)) << ';';
+          << call_text(t.site) << ';';
     }
     out << ' ' << exited_ << " returned";
     return out.str();
   }
 
-  static std::string call_text(const CallSite& s) { return std::string(s.function) + " at " + short_site(s.file, s.line); }
-  static std::string barrier_text(const CallSite& s) { return call_text(s); }
+  static std::string call_text(const CallSite& s) {
+    return std::string(s.function) + " at " + short_site(s.file, s.line);
+  }
 
   [[noreturn]] void fault(cudaError_t code, const std::string& what) const {
     throw KernelFault(code, "kernel " + std::string(config_.kernel) + " (launched at " +

@@ -18,7 +18,6 @@
 #include <cstring>
 #include <math.h>
 #include <memory>
-#include <source_location>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -106,9 +105,9 @@ struct CallSite {
   const char* file;
   unsigned line;
 };
-inline CallSite site_of(const char* function, const std::source_location& where) {
-  return {function, where.file_name(), where.line()};
-}
+// The intrinsics take their caller's file and line as defaulted __builtin_FILE()/__builtin_LINE()
+// arguments (std::source_location needs clang 15; Debian's default is 14).
+#define EMBER_EMU_CALLER const char *file = __builtin_FILE(), unsigned line = __builtin_LINE()
 
 enum class WarpOp : uint8_t { Sync, ShuffleIdx, ShuffleUp, ShuffleDown, ShuffleXor, Ballot, Any, All };
 
@@ -151,49 +150,42 @@ T shuffle(WarpOp op, unsigned mask, T v, int operand, int width, const CallSite&
 
 }  // namespace ember::emu
 
-inline void __syncthreads(std::source_location where = std::source_location::current()) {
-  ember::emu::block_barrier(ember::emu::site_of("__syncthreads", where));
+inline void __syncthreads(EMBER_EMU_CALLER) {
+  ember::emu::block_barrier({"__syncthreads", file, line});
 }
-inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location where = std::source_location::current()) {
-  ember::emu::warp_collective({ember::emu::WarpOp::Sync, mask, 0, warpSize, 0, 0},
-                              ember::emu::site_of("__syncwarp", where));
-}
-template <class T>
-T __shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize,
-              std::source_location where = std::source_location::current()) {
-  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleIdx, mask, v, src_lane, width,
-                             ember::emu::site_of("__shfl_sync", where));
+inline void __syncwarp(unsigned mask = 0xffffffffu, EMBER_EMU_CALLER) {
+  ember::emu::warp_collective({ember::emu::WarpOp::Sync, mask, 0, warpSize, 0, 0}, {"__syncwarp", file, line});
 }
 template <class T>
-T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize,
-                 std::source_location where = std::source_location::current()) {
+T __shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize, EMBER_EMU_CALLER) {
+  return ember::emu::shuffle(ember::emu::WarpOp::ShuffleIdx, mask, v, src_lane, width, {"__shfl_sync", file, line});
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize, EMBER_EMU_CALLER) {
   return ember::emu::shuffle(ember::emu::WarpOp::ShuffleUp, mask, v, static_cast<int>(delta), width,
-                             ember::emu::site_of("__shfl_up_sync", where));
+                             {"__shfl_up_sync", file, line});
 }
 template <class T>
-T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize,
-                   std::source_location where = std::source_location::current()) {
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize, EMBER_EMU_CALLER) {
   return ember::emu::shuffle(ember::emu::WarpOp::ShuffleDown, mask, v, static_cast<int>(delta), width,
-                             ember::emu::site_of("__shfl_down_sync", where));
+                             {"__shfl_down_sync", file, line});
 }
 template <class T>
-T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize,
-                  std::source_location where = std::source_location::current()) {
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize, EMBER_EMU_CALLER) {
   return ember::emu::shuffle(ember::emu::WarpOp::ShuffleXor, mask, v, lane_mask, width,
-                             ember::emu::site_of("__shfl_xor_sync", where));
+                             {"__shfl_xor_sync", file, line});
 }
-inline unsigned __ballot_sync(unsigned mask, int predicate,
-                              std::source_location where = std::source_location::current()) {
+inline unsigned __ballot_sync(unsigned mask, int predicate, EMBER_EMU_CALLER) {
   return static_cast<unsigned>(ember::emu::warp_collective(
-      {ember::emu::WarpOp::Ballot, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__ballot_sync", where)));
+      {ember::emu::WarpOp::Ballot, mask, predicate != 0, warpSize, 0, 0}, {"__ballot_sync", file, line}));
 }
-inline int __any_sync(unsigned mask, int predicate, std::source_location where = std::source_location::current()) {
+inline int __any_sync(unsigned mask, int predicate, EMBER_EMU_CALLER) {
   return static_cast<int>(ember::emu::warp_collective(
-      {ember::emu::WarpOp::Any, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__any_sync", where)));
+      {ember::emu::WarpOp::Any, mask, predicate != 0, warpSize, 0, 0}, {"__any_sync", file, line}));
 }
-inline int __all_sync(unsigned mask, int predicate, std::source_location where = std::source_location::current()) {
+inline int __all_sync(unsigned mask, int predicate, EMBER_EMU_CALLER) {
   return static_cast<int>(ember::emu::warp_collective(
-      {ember::emu::WarpOp::All, mask, predicate != 0, warpSize, 0, 0}, ember::emu::site_of("__all_sync", where)));
+      {ember::emu::WarpOp::All, mask, predicate != 0, warpSize, 0, 0}, {"__all_sync", file, line}));
 }
 
 // --- Launches ------------------------------------------------------------------------------------
