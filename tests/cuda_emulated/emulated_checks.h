@@ -67,7 +67,7 @@ bool matches(const std::vector<T>& got, const std::vector<T>& want, const std::s
     const double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
     bool ok;
     if (std::isnan(g) || std::isnan(w)) ok = nan_equal && std::isnan(g) && std::isnan(w);
-    else ok = std::abs(g - w) <= tol * std::max(1.0, std::abs(w));
+    else ok = g == w || std::abs(g - w) <= tol * std::max(1.0, std::abs(w));  // g == w: equal infinities
     if (!ok) {
       FAIL_CHECK(what << ": element " << i << " of " << got.size() << " is " << g << ", expected " << w
                       << " (tolerance " << tol << ")");
