@@ -3,12 +3,15 @@
 // temporary file is left beside it; the next save removes that one.
 //
 // Run without arguments, this is the test (the `checkpoint_kill` ctest). With `--save-loop DIR
-// STEP` it is the child: it saves the checkpoint of STEP, STEP + 1, ... into DIR until it is
-// killed, writing each step to stdout once its save has returned. EMBER_KILL_SEED repeats a run.
+// STEP` it is the child: it says "ready" on stdout, then saves the checkpoint of STEP, STEP + 1,
+// ... into DIR until it is killed, writing each step to stdout once its save has returned. The
+// kill comes a random time after "ready", up to a few times one save's duration as measured here
+// (so the kills land inside saves with or without sanitizers). EMBER_KILL_SEED repeats a run.
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -30,7 +33,7 @@ using ember::Tensor;
 namespace {
 
 constexpr int kKills = 40;
-constexpr int kMaxDelayMs = 60;
+constexpr int kSavesPerDelay = 4;  // the longest delay before a kill, in save durations
 const std::string kName = "model.safetensors";
 const std::string kTempPrefix = "." + kName + ".tmp-";
 
@@ -42,6 +45,8 @@ std::map<std::string, Tensor> checkpoint_of(int64_t step) {
 }
 
 int save_loop(const fs::path& dir, int64_t first_step) {
+  std::printf("ready\n");
+  std::fflush(stdout);
   for (int64_t step = first_step;; ++step) {
     ember::nn::write_safetensors(dir / kName, checkpoint_of(step));
     std::printf("%lld\n", static_cast<long long>(step));
@@ -104,6 +109,16 @@ pid_t start_saver(const fs::path& dir, int64_t first_step, int& output) {
   return pid;
 }
 
+// Blocks until the child has said "ready" (it is running, its libraries loaded).
+void wait_until_ready(int output) {
+  std::string line;
+  char c = 0;
+  while (line != "ready\n") {
+    if (::read(output, &c, 1) != 1) fail("the saving child ended before it was ready");
+    line += c;
+  }
+}
+
 // The last step a killed child reported as saved, or -1.
 int64_t last_reported(int output) {
   std::string text;
@@ -117,6 +132,18 @@ int64_t last_reported(int output) {
   return std::stoll(text.substr(begin == std::string::npos ? 0 : begin + 1, end));
 }
 
+// How long one save takes here, in microseconds (the slowest of three).
+int64_t save_duration_us(const fs::path& dir) {
+  int64_t slowest = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ember::nn::write_safetensors(dir / kName, checkpoint_of(0));
+    const auto took = std::chrono::steady_clock::now() - start;
+    slowest = std::max<int64_t>(slowest, std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+  }
+  return slowest;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,17 +152,18 @@ int main(int argc, char** argv) {
   const char* seed_text = std::getenv("EMBER_KILL_SEED");
   const unsigned seed = seed_text != nullptr ? static_cast<unsigned>(std::stoul(seed_text)) : std::random_device{}();
   std::mt19937 random(seed);
-  std::uniform_int_distribution<int> delay_us(0, kMaxDelayMs * 1000);
   const fs::path dir = fs::temp_directory_path() / ("ember-kill-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
 
-  ember::nn::write_safetensors(dir / kName, checkpoint_of(0));
+  const int64_t max_delay_us = kSavesPerDelay * save_duration_us(dir);  // also leaves step 0 saved
+  std::uniform_int_distribution<int64_t> delay_us(0, max_delay_us);
   int64_t step = 0;
   int killed_mid_save = 0, steps_saved = 0;
   for (int kill = 1; kill <= kKills; ++kill) {
     int output = -1;
     const pid_t child = start_saver(dir, step + 1, output);
+    wait_until_ready(output);
     std::this_thread::sleep_for(std::chrono::microseconds(delay_us(random)));
     ::kill(child, SIGKILL);
     int status = 0;
@@ -159,8 +187,8 @@ int main(int argc, char** argv) {
   ember::nn::write_safetensors(dir / kName, checkpoint_of(step + 1));
   if (count_temporaries(dir) != 0 || load_step(dir) != step + 1) fail("the final save left a temporary or lost data");
   fs::remove_all(dir);
-  std::printf("checkpoint_kill: %d kills (seed %u, delays up to %d ms): %d inside a save's write, %d saves "
+  std::printf("checkpoint_kill: %d kills (seed %u, delays up to %.1f ms): %d inside a save's write, %d saves "
               "completed in between; the checkpoint loaded whole after every kill, never more than one temporary\n",
-              kKills, seed, kMaxDelayMs, killed_mid_save, steps_saved);
+              kKills, seed, static_cast<double>(max_delay_us) / 1000, killed_mid_save, steps_saved);
   return 0;
 }
