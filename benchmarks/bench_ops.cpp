@@ -101,7 +101,7 @@ void register_pool_relu(const Target& target) {
   for (const auto& [name, shape] : pools) {
     for (bool backward : {false, true}) {
       add(std::string("max_pool2d/") + name + (backward ? "/backward" : "/forward"), target,
-          [shape, backward](benchmark::State& state, const Target& t) {
+          [shape = shape, backward](benchmark::State& state, const Target& t) {
             Tensor x = randn(shape).to(t.device());
             if (backward) x.requires_grad_();
             Tensor dy = randn({shape[0], shape[1], shape[2] / 2, shape[3] / 2}).to(t.device());
@@ -130,7 +130,7 @@ void register_pool_relu(const Target& target) {
   for (const auto& [name, shape] : relus) {
     for (bool backward : {false, true}) {
       add(std::string("relu/") + name + (backward ? "/backward" : "/forward"), target,
-          [shape, backward](benchmark::State& state, const Target& t) {
+          [shape = shape, backward](benchmark::State& state, const Target& t) {
             Tensor x = randn(shape).to(t.device());
             if (backward) x.requires_grad_();
             Tensor dy = randn(shape).to(t.device());
@@ -202,7 +202,7 @@ void register_linear_loss_sgd(const Target& target) {
   // (bandwidth-bound: reads param, grad, buffer; writes param, buffer = 20 bytes per float).
   const std::pair<const char*, int64_t> sgd_cases[] = {{"tutorial", 0}, {"16M", int64_t(16) << 20}};
   for (const auto& [name, numel] : sgd_cases) {
-    add(std::string("sgd/") + name + "/step", target, [numel](benchmark::State& state, const Target& t) {
+    add(std::string("sgd/") + name + "/step", target, [numel = numel](benchmark::State& state, const Target& t) {
       std::vector<Tensor> params;
       if (numel == 0) {
         for (Shape s : {Shape{10, 1, 5, 5}, Shape{10}, Shape{20, 10, 5, 5}, Shape{20}, Shape{10, 320}, Shape{10}}) {
