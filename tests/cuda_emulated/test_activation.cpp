@@ -11,8 +11,8 @@ using ember::test::matches;
 using ember::test::poisoned;
 
 // offset 0: 16-byte aligned (the float4 kernel for float); offset 1: misaligned (scalar kernel).
-TEMPLATE_TEST_CASE("emulated relu forward and backward match the CPU, aligned and misaligned", "[cuda-emulated]",
-                   float, double) {
+TEMPLATE_TEST_CASE("emulated relu forward and backward match the CPU, aligned and misaligned",
+                   "[cuda-emulated][activation]", float, double) {
   std::mt19937_64 rng(11);
   for (int64_t n : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(1027), int64_t(70001)}) {
     for (size_t offset : {size_t(0), size_t(1)}) {

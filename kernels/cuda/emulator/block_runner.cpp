@@ -3,6 +3,7 @@
 #include "kernels/cuda/emulator/block_runner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -386,10 +387,16 @@ class BlockRun {
                                 idx_str(block_) + ", schedule " + to_string(schedule_) + ": " + what);
   }
 
+
+ public:
   // From inside a fiber: record the fault, give the host stack back, never run again.
   [[noreturn]] void fault_in_fiber(const CallSite& site, const std::string& what) {
+    fault_in_fiber(cudaErrorLaunchFailure,
+                   call_text(site) + " in thread " + idx_str(threads_[current_].idx) + ": " + what);
+  }
+  [[noreturn]] void fault_in_fiber(cudaError_t code, const std::string& what) {
     try {
-      fault(cudaErrorLaunchFailure, call_text(site) + " in thread " + idx_str(threads_[current_].idx) + ": " + what);
+      fault(code, what);
     } catch (const KernelFault& f) {
       pending_fault_ = std::make_unique<KernelFault>(f);
     }
@@ -397,6 +404,11 @@ class BlockRun {
     std::abort();  // an abandoned fiber is never resumed
   }
 
+  // The emulated thread running now, or null outside a kernel.
+  static BlockRun* running() { return active_run != nullptr && active_run->current_ >= 0 ? active_run : nullptr; }
+  uint3 running_thread() const { return threads_[current_].idx; }
+
+ private:
   const LaunchConfig& config_;
   KernelBody& body_;
   ScheduleSetting schedule_;
@@ -432,6 +444,20 @@ void block_barrier(const CallSite& site) { BlockRun::active("__syncthreads").blo
 
 uint64_t warp_collective(WarpRequest request, const CallSite& site) {
   return BlockRun::active(site.function).warp_collective(request, site);
+}
+
+void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
+                         const char* file, unsigned line) {
+  if (reinterpret_cast<uintptr_t>(address) % alignment == 0) [[likely]] return;
+  std::ostringstream what;
+  what << "a " << type << ' ' << access << ' ' << address << ", which needs " << alignment << "-byte alignment";
+  if (file != nullptr) what << ", at " << short_site(file, line);
+  if (BlockRun* run = BlockRun::running()) {
+    run->fault_in_fiber(cudaErrorMisalignedAddress, "misaligned address: " + what.str() + " in thread " +
+                                                        idx_str(run->running_thread()));
+  }
+  std::fprintf(stderr, "ember CUDA emulator: misaligned address in host code: %s\n", what.str().c_str());
+  std::abort();
 }
 
 void* dynamic_shared_memory() { return BlockRun::active("dynamic shared memory").dynamic_shared(); }

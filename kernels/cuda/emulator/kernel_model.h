@@ -38,13 +38,58 @@
 #define __restrict__ __restrict
 #define __grid_constant__
 
-// --- Vector types (the toolkit's alignment: a float4 load from a misaligned address is the
-// misaligned access it is on a GPU, and UBSan's -fsanitize=alignment reports it) ---------------
-struct alignas(8) float2 { float x, y; };
-struct alignas(16) float4 { float x, y, z, w; };
-struct alignas(16) double2 { double x, y; };
-struct alignas(8) int2 { int x, y; };
-struct alignas(16) int4 { int x, y, z, w; };
+// --- Vector types ----------------------------------------------------------------------------------
+// The toolkit's alignment, and a check in every copy: a vector load or store through a misaligned
+// pointer faults on a GPU (cudaErrorMisalignedAddress), and here the copy that performs it raises
+// that fault, naming the kernel, the thread, the address and, for a load, its line. (UBSan's
+// -fsanitize=alignment, on for the emulated kernels, catches it first under g++; clang copies
+// structs without checking, and its aligned SSE moves would crash instead.)
+namespace ember::emu {
+void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
+                         const char* file, unsigned line);
+}  // namespace ember::emu
+
+#define EMBER_EMU_CALLER const char *file = __builtin_FILE(), unsigned line = __builtin_LINE()
+
+#define EMBER_EMU_CHECKED_COPIES(Name)                                                              \
+  Name() = default;                                                                                 \
+  Name(const Name& other, EMBER_EMU_CALLER) {                                                       \
+    ::ember::emu::check_vector_access(&other, alignof(Name), #Name, "load from", file, line);       \
+    std::memcpy(static_cast<void*>(this), &other, sizeof(Name));                                    \
+  }                                                                                                 \
+  Name& operator=(const Name& other) {                                                              \
+    ::ember::emu::check_vector_access(this, alignof(Name), #Name, "store to", nullptr, 0);          \
+    ::ember::emu::check_vector_access(&other, alignof(Name), #Name, "load from", nullptr, 0);       \
+    std::memcpy(static_cast<void*>(this), &other, sizeof(Name));                                    \
+    return *this;                                                                                   \
+  }
+
+struct alignas(8) float2 {
+  float x, y;
+  constexpr float2(float vx, float vy) : x(vx), y(vy) {}
+  EMBER_EMU_CHECKED_COPIES(float2)
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+  constexpr float4(float vx, float vy, float vz, float vw) : x(vx), y(vy), z(vz), w(vw) {}
+  EMBER_EMU_CHECKED_COPIES(float4)
+};
+struct alignas(16) double2 {
+  double x, y;
+  constexpr double2(double vx, double vy) : x(vx), y(vy) {}
+  EMBER_EMU_CHECKED_COPIES(double2)
+};
+struct alignas(8) int2 {
+  int x, y;
+  constexpr int2(int vx, int vy) : x(vx), y(vy) {}
+  EMBER_EMU_CHECKED_COPIES(int2)
+};
+struct alignas(16) int4 {
+  int x, y, z, w;
+  constexpr int4(int vx, int vy, int vz, int vw) : x(vx), y(vy), z(vz), w(vw) {}
+  EMBER_EMU_CHECKED_COPIES(int4)
+};
+#undef EMBER_EMU_CHECKED_COPIES
 
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
@@ -63,7 +108,10 @@ inline constexpr int warpSize = 32;
 // --- Intrinsics ---------------------------------------------------------------------------------
 // Read-only cache loads are plain loads here.
 template <class T>
-__forceinline__ T __ldg(const T* p) { return *p; }
+__forceinline__ T __ldg(const T* p, EMBER_EMU_CALLER) {
+  if constexpr (std::is_trivially_copyable_v<T>) return *p;
+  else return T(*p, file, line);  // a vector type: its copy checks the alignment
+}
 
 // The _rn forms exist so that nvcc does not fuse them into an FMA. The emulated library is built
 // with -ffp-contract=off, so host arithmetic is never fused: these are the plain operations.
@@ -105,9 +153,9 @@ struct CallSite {
   const char* file;
   unsigned line;
 };
-// The intrinsics take their caller's file and line as defaulted __builtin_FILE()/__builtin_LINE()
-// arguments (std::source_location needs clang 15; Debian's default is 14).
-#define EMBER_EMU_CALLER const char *file = __builtin_FILE(), unsigned line = __builtin_LINE()
+// The intrinsics take their caller's file and line as the defaulted __builtin_FILE() and
+// __builtin_LINE() arguments of EMBER_EMU_CALLER (std::source_location needs clang 15; Debian's
+// default is 14).
 
 enum class WarpOp : uint8_t { Sync, ShuffleIdx, ShuffleUp, ShuffleDown, ShuffleXor, Ballot, Any, All };
 
