@@ -24,18 +24,6 @@ namespace ember::emu {
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kStackBytes = 256 << 10;  // AddressSanitizer's redzones make frames larger
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr size_t kStackBytes = 256 << 10;
-#else
-constexpr size_t kStackBytes = 64 << 10;
-#endif
-#else
-constexpr size_t kStackBytes = 64 << 10;
-#endif
-
 enum class State : uint8_t { Ready, AtBlockBarrier, AtWarpOp, Exited };
 
 struct EmuThread {
@@ -69,7 +57,7 @@ class BlockRun {
     const dim3 b = config.block;
     const int n = static_cast<int>(b.x * b.y * b.z);
     auto& pool = fiber_pool();
-    while (static_cast<int>(pool.size()) < n) pool.push_back(std::make_unique<Fiber>(kStackBytes));
+    while (static_cast<int>(pool.size()) < n) pool.push_back(std::make_unique<Fiber>(kFiberStackBytes));
     threads_.resize(n);
     for (int i = 0; i < n; ++i) {
       const unsigned u = static_cast<unsigned>(i);

@@ -7,7 +7,23 @@
 
 #include <cstddef>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define EMBER_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EMBER_EMU_ASAN 1
+#endif
+#endif
+
 namespace ember::emu {
+
+// Enough for any kernel's frames; AddressSanitizer's redzones make frames larger. Stacks are
+// mapped lazily, so a 1024-thread block costs only the pages its threads touch.
+#if defined(EMBER_EMU_ASAN)
+inline constexpr size_t kFiberStackBytes = 256 << 10;
+#else
+inline constexpr size_t kFiberStackBytes = 64 << 10;
+#endif
 
 class Fiber {
  public:
