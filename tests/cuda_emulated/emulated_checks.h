@@ -13,11 +13,14 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include <cuda_runtime_api.h>
+
+#include "kernels/cuda/copy.h"
 
 namespace ember::test {
 
@@ -128,6 +131,37 @@ void for_each_index(const std::vector<int64_t>& sizes, Fn&& fn) {
       index[d] = 0;
     }
   }
+}
+
+}  // namespace ember::test
+
+// --- Dtype codes and names (test_elementwise, test_copy, test_reduce) --------------------------
+namespace ember::test {
+
+// A dtype code of kernels/cuda/copy.h and the C++ type its elements are stored as (bool as
+// uint8_t, as in core).
+template <class T, int Code>
+struct Dt {
+  using type = T;
+  static constexpr int code = Code;
+};
+using F32 = Dt<float, kernels::cuda::kDTypeFloat32>;
+using F64 = Dt<double, kernels::cuda::kDTypeFloat64>;
+using I64 = Dt<int64_t, kernels::cuda::kDTypeInt64>;
+using U8 = Dt<uint8_t, kernels::cuda::kDTypeUInt8>;
+using Bool = Dt<uint8_t, kernels::cuda::kDTypeBool>;
+
+inline const char* dtype_name(int code) {
+  static const char* names[] = {"float32", "float64", "int64", "uint8", "bool"};
+  return code >= 0 && code < 5 ? names[code] : "unknown";
+}
+
+inline std::string shape_text(const std::vector<int64_t>& s) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t d = 0; d < s.size(); ++d) out << (d ? ", " : "") << s[d];
+  out << "]";
+  return out.str();
 }
 
 }  // namespace ember::test

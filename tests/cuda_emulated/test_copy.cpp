@@ -15,24 +15,20 @@
 
 namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;
+using ember::test::Bool;
+using ember::test::dtype_name;
+using ember::test::F32;
+using ember::test::F64;
 using ember::test::for_each_index;
+using ember::test::I64;
 using ember::test::matches;
 using ember::test::offset_of;
 using ember::test::poisoned;
+using ember::test::shape_text;
+using ember::test::U8;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-template <class T, int Code>
-struct Dt {
-  using type = T;
-  static constexpr int code = Code;
-};
-using F32 = Dt<float, cuda::kDTypeFloat32>;
-using F64 = Dt<double, cuda::kDTypeFloat64>;
-using I64 = Dt<int64_t, cuda::kDTypeInt64>;
-using U8 = Dt<uint8_t, cuda::kDTypeUInt8>;
-using Bool = Dt<uint8_t, cuda::kDTypeBool>;
 
 template <class Fn>
 void for_each_dtype(Fn&& fn) {
@@ -41,19 +37,6 @@ void for_each_dtype(Fn&& fn) {
   fn(I64{});
   fn(U8{});
   fn(Bool{});
-}
-
-const char* dtype_name(int code) {
-  static const char* names[] = {"float32", "float64", "int64", "uint8", "bool"};
-  return names[code];
-}
-
-std::string shape_text(const Shape& s) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t d = 0; d < s.size(); ++d) out << (d ? ", " : "") << s[d];
-  out << "]";
-  return out.str();
 }
 
 // Sources with zeros, fractions in (-1, 1) and, for floats, negative values that wrap in uint8.

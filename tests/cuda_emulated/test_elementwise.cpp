@@ -15,35 +15,19 @@ namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;
 using cuda::BinaryOp;
 using cuda::UnaryOp;
+using ember::test::Bool;
+using ember::test::dtype_name;
+using ember::test::F32;
+using ember::test::F64;
 using ember::test::for_each_index;
+using ember::test::I64;
 using ember::test::matches;
 using ember::test::offset_of;
 using ember::test::poisoned;
+using ember::test::U8;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-// A dtype code and the C++ type its elements are stored as (bool as uint8_t, as in core).
-template <class T, int Code>
-struct Dt {
-  using type = T;
-  static constexpr int code = Code;
-};
-using F32 = Dt<float, cuda::kDTypeFloat32>;
-using F64 = Dt<double, cuda::kDTypeFloat64>;
-using I64 = Dt<int64_t, cuda::kDTypeInt64>;
-using U8 = Dt<uint8_t, cuda::kDTypeUInt8>;
-using Bool = Dt<uint8_t, cuda::kDTypeBool>;
-
-const char* dtype_name(int code) {
-  switch (code) {
-    case cuda::kDTypeFloat32: return "float32";
-    case cuda::kDTypeFloat64: return "float64";
-    case cuda::kDTypeInt64: return "int64";
-    case cuda::kDTypeUInt8: return "uint8";
-    default: return "bool";
-  }
-}
 
 // How an operand lies in memory over the broadcast shape.
 enum class Kind { Contiguous, Padded, Transposed, Step2, BroadcastAll, BroadcastEven, BroadcastOdd };

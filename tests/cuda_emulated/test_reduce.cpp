@@ -18,36 +18,19 @@
 #include "kernels/cuda/reduce.h"
 
 namespace cuda = ember::kernels::cuda;
+using ember::test::Bool;
+using ember::test::dtype_name;
+using ember::test::F32;
+using ember::test::F64;
 using ember::test::for_each_index;
+using ember::test::I64;
 using ember::test::matches;
 using ember::test::poisoned;
+using ember::test::shape_text;
+using ember::test::U8;
 using Shape = std::vector<int64_t>;
 
 namespace {
-
-template <class T, int Code>
-struct Dt {
-  using type = T;
-  static constexpr int code = Code;
-};
-using F32 = Dt<float, cuda::kDTypeFloat32>;
-using F64 = Dt<double, cuda::kDTypeFloat64>;
-using I64 = Dt<int64_t, cuda::kDTypeInt64>;
-using U8 = Dt<uint8_t, cuda::kDTypeUInt8>;
-using Bool = Dt<uint8_t, cuda::kDTypeBool>;
-
-const char* dtype_name(int code) {
-  static const char* names[] = {"float32", "float64", "int64", "uint8", "bool"};
-  return names[code];
-}
-
-std::string text(const Shape& s) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t d = 0; d < s.size(); ++d) out << (d ? ", " : "") << s[d];
-  out << "]";
-  return out.str();
-}
 
 // An input: sizes and strides (contiguous or transposed with padded rows).
 struct Input {
@@ -112,7 +95,7 @@ struct Reduction {
   }
   std::string describe(bool keepdim) const {
     std::ostringstream out;
-    out << "shape " << text(in.sizes) << " (" << in.layout << "), dims {";
+    out << "shape " << shape_text(in.sizes) << " (" << in.layout << "), dims {";
     bool first = true;
     for (size_t d = 0; d < reduce.size(); ++d) {
       if (reduce[d]) out << (first ? "" : ", ") << d, first = false;
