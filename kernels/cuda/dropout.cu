@@ -54,8 +54,7 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
                      uint64_t offset, cudaStream_t stream) {
   if (n <= 0) return;
   EMBER_LAUNCH(blocks_for((n + 3) / 4), kThreads, 0, stream, dropout_forward_kernel<T>)(
-      x, y, mask, n, p, keep_scale<T>(p),
-                                                                            seed, offset);
+      x, y, mask, n, p, keep_scale<T>(p), seed, offset);
   EMBER_CUDA_LAUNCH_CHECK("dropout_forward");
 }
 
