@@ -109,6 +109,20 @@ __global__ void shuffle_against_barrier(float* out) {
   out[threadIdx.x] = v;
 }
 
+// UBSan's own alignment check (on in the sanitizer build) is off here, to see the emulator's.
+__attribute__((no_sanitize("alignment"))) __global__ void load_float4(const float* x, float* y) {
+  const float4 v = *reinterpret_cast<const float4*>(x);
+  y[threadIdx.x] = v.x;
+}
+
+__attribute__((no_sanitize("alignment"))) __global__ void store_float4(float* y) {
+  *reinterpret_cast<float4*>(y) = make_float4(1, 2, 3, 4);
+}
+
+__global__ void shuffle_without_the_caller(float* out) {
+  out[threadIdx.x] = __shfl_xor_sync(0xfffffffeu, out[threadIdx.x], 1);
+}
+
 __global__ void noop(int*) {}
 
 // A launch as kernels/cuda/*.cu write them: the check names the op.
@@ -237,7 +251,30 @@ TEST_CASE("a warp collective whose lanes cannot all arrive is reported as the de
     const cudaError_t crossed = cudaGetLastError();
     CHECK(crossed == cudaErrorLaunchFailure);
     CHECK_THAT(cudaGetErrorString(crossed), Contains("which waits at __syncthreads at"));
+    EMBER_LAUNCH(1, 32, 0, nullptr, shuffle_without_the_caller)(out.data());
+    const cudaError_t outside = cudaGetLastError();
+    CHECK(outside == cudaErrorLaunchFailure);
+    // Lane 0 faults on arrival, unless lanes 1..31 complete the shuffle first and lane 1 reads it.
+    CHECK_THAT(cudaGetErrorString(outside), Contains("the calling lane 0 is not in its mask 0xfffffffe") ||
+                                                Contains("lane 1 reads lane 0, which is not in mask 0xfffffffe"));
   });
+}
+
+TEST_CASE("a misaligned float4 load or store is the misaligned-address fault it is on a GPU",
+          "[cuda-emulated][emulator]") {
+  alignas(16) float buffer[12] = {};
+  EMBER_LAUNCH(1, 1, 0, nullptr, load_float4)(buffer, buffer + 8);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  EMBER_LAUNCH(1, 1, 0, nullptr, load_float4)(buffer + 1, buffer + 8);
+  const cudaError_t load = cudaGetLastError();
+  CHECK(load == cudaErrorMisalignedAddress);
+  CHECK_THAT(cudaGetErrorString(load), Contains("misaligned address [ember CUDA emulator: kernel load_float4") &&
+                                           Contains("a float4 load from") && Contains("16-byte alignment") &&
+                                           Contains("test_emulator.cpp:"));
+  EMBER_LAUNCH(1, 1, 0, nullptr, store_float4)(buffer + 2);
+  const cudaError_t store = cudaGetLastError();
+  CHECK(store == cudaErrorMisalignedAddress);
+  CHECK_THAT(cudaGetErrorString(store), Contains("a float4 store to"));
 }
 
 TEST_CASE("launch configurations a GPU refuses are refused", "[cuda-emulated][emulator]") {

@@ -127,16 +127,19 @@ class BlockRun {
     const int lanes = warp_lanes(t.linear / warpSize);
     const unsigned existing = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
     if ((request.mask & (1u << lane)) == 0) {
-      fault_in_fiber(site, "the calling lane " + std::to_string(lane) + " is not in its mask 0x" +
-                               hex(request.mask));
+      record_fault_in_fiber(site, "the calling lane " + std::to_string(lane) + " is not in its mask 0x" +
+                                      hex(request.mask));
+      abandon_fiber();
     }
     if ((request.mask & ~existing) != 0) {
-      fault_in_fiber(site, "mask 0x" + hex(request.mask) + " names lanes that do not exist: this warp has " +
-                               std::to_string(lanes) + " threads");
+      record_fault_in_fiber(site, "mask 0x" + hex(request.mask) + " names lanes that do not exist: this warp has " +
+                                      std::to_string(lanes) + " threads");
+      abandon_fiber();
     }
     const bool shuffle = request.op >= WarpOp::ShuffleIdx && request.op <= WarpOp::ShuffleXor;
     if (shuffle && (request.width < 1 || request.width > warpSize || (request.width & (request.width - 1)) != 0)) {
-      fault_in_fiber(site, "width " + std::to_string(request.width) + " is not a power of two up to 32");
+      record_fault_in_fiber(site, "width " + std::to_string(request.width) + " is not a power of two up to 32");
+      abandon_fiber();
     }
     t.state = State::AtWarpOp;
     t.site = site;
@@ -377,17 +380,22 @@ class BlockRun {
 
 
  public:
-  // From inside a fiber: record the fault, give the host stack back, never run again.
-  [[noreturn]] void fault_in_fiber(const CallSite& site, const std::string& what) {
-    fault_in_fiber(cudaErrorLaunchFailure,
-                   call_text(site) + " in thread " + idx_str(threads_[current_].idx) + ": " + what);
-  }
-  [[noreturn]] void fault_in_fiber(cudaError_t code, const std::string& what) {
+  // From inside a fiber: record the fault for the host side to throw. The caller then calls
+  // abandon_fiber() in a statement of its own, so that no string of the message is still alive on
+  // the fiber's stack, where it would never be destroyed (LeakSanitizer would say so).
+  void record_fault_in_fiber(cudaError_t code, const std::string& what) {
     try {
       fault(code, what);
     } catch (const KernelFault& f) {
       pending_fault_ = std::make_unique<KernelFault>(f);
     }
+  }
+  void record_fault_in_fiber(const CallSite& site, const std::string& what) {
+    record_fault_in_fiber(cudaErrorLaunchFailure,
+                          call_text(site) + " in thread " + idx_str(threads_[current_].idx) + ": " + what);
+  }
+  // Gives the host stack back for good: the runner throws the recorded fault.
+  [[noreturn]] void abandon_fiber() {
     threads_[current_].fiber->suspend();
     std::abort();  // an abandoned fiber is never resumed
   }
@@ -434,17 +442,30 @@ uint64_t warp_collective(WarpRequest request, const CallSite& site) {
   return BlockRun::active(site.function).warp_collective(request, site);
 }
 
+namespace {
+
+std::string misaligned_text(const void* address, size_t alignment, const char* type, const char* access,
+                            const char* file, unsigned line) {
+  std::ostringstream what;
+  what << "misaligned address: a " << type << ' ' << access << ' ' << address << ", which needs " << alignment
+       << "-byte alignment";
+  if (file != nullptr) what << ", at " << short_site(file, line);
+  return what.str();
+}
+
+}  // namespace
+
 void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
                          const char* file, unsigned line) {
   if (reinterpret_cast<uintptr_t>(address) % alignment == 0) [[likely]] return;
-  std::ostringstream what;
-  what << "a " << type << ' ' << access << ' ' << address << ", which needs " << alignment << "-byte alignment";
-  if (file != nullptr) what << ", at " << short_site(file, line);
   if (BlockRun* run = BlockRun::running()) {
-    run->fault_in_fiber(cudaErrorMisalignedAddress, "misaligned address: " + what.str() + " in thread " +
-                                                        idx_str(run->running_thread()));
+    run->record_fault_in_fiber(cudaErrorMisalignedAddress,
+                               misaligned_text(address, alignment, type, access, file, line) + " in thread " +
+                                   idx_str(run->running_thread()));
+    run->abandon_fiber();
   }
-  std::fprintf(stderr, "ember CUDA emulator: misaligned address in host code: %s\n", what.str().c_str());
+  std::fprintf(stderr, "ember CUDA emulator, in host code: %s\n",
+               misaligned_text(address, alignment, type, access, file, line).c_str());
   std::abort();
 }
 
