@@ -15,17 +15,7 @@
 
 namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;
-using ember::test::Bool;
-using ember::test::dtype_name;
-using ember::test::F32;
-using ember::test::F64;
-using ember::test::for_each_index;
-using ember::test::I64;
-using ember::test::matches;
-using ember::test::offset_of;
-using ember::test::poisoned;
-using ember::test::shape_text;
-using ember::test::U8;
+using namespace ember::test;  // the shared checks and dtype tags of emulated_checks.h
 using Shape = std::vector<int64_t>;
 
 namespace {
