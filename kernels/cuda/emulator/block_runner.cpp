@@ -108,10 +108,8 @@ class BlockRun {
   // --- Called from inside a fiber ---------------------------------------------------------------
 
   static BlockRun& active(const char* function) {
-    if (active_run == nullptr || active_run->current_ < 0) {
-      throw std::logic_error(std::string(function) + " called outside an emulated kernel");
-    }
-    return *active_run;
+    if (BlockRun* run = running()) return *run;
+    throw std::logic_error(std::string(function) + " called outside an emulated kernel");
   }
 
   void block_barrier(const CallSite& site) {
