@@ -21,6 +21,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "cuda_runtime_api.h"
 
@@ -255,15 +256,30 @@ class KernelBody {
  public:
   virtual ~KernelBody() = default;
   virtual void run_thread() = 0;
+  // The arguments that are pointers, with their positions: the emulated device checks that each
+  // points into the memory of the device the kernel runs on.
+  struct PointerArgument {
+    int position;
+    const void* address;
+  };
+  virtual std::vector<PointerArgument> pointer_arguments() const = 0;
 };
 
-// Validates the configuration and runs every block (launch.cpp). Faults are recorded as the
-// host thread's last CUDA error, as a real launch's are; nothing is thrown.
+// Validates the configuration (launch.cpp), then hands the launch to the runtime linked in
+// (runtime.h, submit_launch): run at once on the calling thread, or queued on an emulated
+// device's stream. Faults are recorded as CUDA errors, as a real launch's are; nothing is thrown.
 void launch(const LaunchConfig& config, std::unique_ptr<KernelBody> body);
 
 // The block's dynamic shared memory (EMBER_DYNAMIC_SHARED): the launch's shared-memory bytes,
 // fresh and poisoned for every block.
 void* dynamic_shared_memory();
+
+template <class T>
+void note_pointer(std::vector<KernelBody::PointerArgument>& out, int position, const T& value) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (value != nullptr) out.push_back({position, static_cast<const void*>(value)});
+  }
+}
 
 template <class... Params>
 class KernelLaunch {
@@ -278,6 +294,12 @@ class KernelLaunch {
       Stored params;
       Body(void (*k)(Params...), Stored p) : kernel(k), params(std::move(p)) {}
       void run_thread() override { std::apply(kernel, params); }
+      std::vector<PointerArgument> pointer_arguments() const override {
+        std::vector<PointerArgument> out;
+        int position = 0;
+        std::apply([&](const auto&... p) { (note_pointer(out, position++, p), ...); }, params);
+        return out;
+      }
     };
     launch(config_, std::make_unique<Body>(kernel_, Stored(std::forward<Args>(args)...)));
   }

@@ -1,7 +1,8 @@
 // ember::emu::launch: what a <<<grid, block, shared, stream>>> launch does on the emulator. The
 // configuration is checked against sm_90's limits first (a GPU refuses a bad one at launch, and
-// so does this); then the grid runs to completion on the calling host thread, and a fault
-// becomes the thread's last CUDA error, which EMBER_CUDA_LAUNCH_CHECK turns into ember::Error.
+// so does this); then the runtime linked in runs the grid (runtime.h, submit_launch), and a
+// fault becomes a CUDA error, which EMBER_CUDA_LAUNCH_CHECK or the next synchronising call turns
+// into ember::Error.
 #include <cstdint>
 #include <string>
 
@@ -62,13 +63,14 @@ void launch(const LaunchConfig& config, std::unique_ptr<KernelBody> body) {
                                             " a launch gets without opting in");
     return;
   }
+  ScheduleSetting order;
   try {
-    run_grid(config, *body, schedule());
-  } catch (const KernelFault& fault) {
-    record_error(fault.code, fault.what());
+    order = schedule();
   } catch (const std::invalid_argument& bad_setting) {  // EMBER_EMU_SCHEDULE
     record_error(cudaErrorInvalidValue, where + bad_setting.what());
+    return;
   }
+  submit_launch(config, std::move(body), order);
 }
 
 }  // namespace ember::emu

@@ -1,5 +1,5 @@
-// The CUDA runtime calls of kernels/cuda/emulator/include/cuda_runtime_api.h: error state per host
-// thread, and synchronisation (a no-op: emulated kernels finish inside their launch).
+// The CUDA runtime calls that both of the emulator's runtimes share (runtime.h): the error state
+// per host thread, cudaGetLastError, cudaGetErrorString and cudaGetErrorName.
 #include "kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu {
@@ -47,10 +47,13 @@ const char* cudaGetErrorName(cudaError_t error) {
     EMBER_EMU_NAME(cudaErrorMemoryAllocation)
     EMBER_EMU_NAME(cudaErrorInitializationError)
     EMBER_EMU_NAME(cudaErrorInvalidConfiguration)
+    EMBER_EMU_NAME(cudaErrorInvalidDevicePointer)
+    EMBER_EMU_NAME(cudaErrorInvalidMemcpyDirection)
     EMBER_EMU_NAME(cudaErrorInsufficientDriver)
     EMBER_EMU_NAME(cudaErrorNoDevice)
     EMBER_EMU_NAME(cudaErrorInvalidDevice)
     EMBER_EMU_NAME(cudaErrorInvalidResourceHandle)
+    EMBER_EMU_NAME(cudaErrorIllegalState)
     EMBER_EMU_NAME(cudaErrorNotReady)
     EMBER_EMU_NAME(cudaErrorIllegalAddress)
     EMBER_EMU_NAME(cudaErrorLaunchOutOfResources)
@@ -65,6 +68,10 @@ const char* cudaGetErrorName(cudaError_t error) {
     EMBER_EMU_NAME(cudaErrorNotSupported)
     EMBER_EMU_NAME(cudaErrorStreamCaptureUnsupported)
     EMBER_EMU_NAME(cudaErrorStreamCaptureInvalidated)
+    EMBER_EMU_NAME(cudaErrorStreamCaptureUnjoined)
+    EMBER_EMU_NAME(cudaErrorStreamCaptureIsolation)
+    EMBER_EMU_NAME(cudaErrorStreamCaptureImplicit)
+    EMBER_EMU_NAME(cudaErrorCapturedEvent)
     EMBER_EMU_NAME(cudaErrorUnknown)
 #undef EMBER_EMU_NAME
   }
@@ -87,6 +94,15 @@ const char* generic_string(cudaError_t error) {
     case cudaErrorLaunchFailure: return "unspecified launch failure";
     case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
     case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnjoined: return "capture was not joined back to the origin stream";
+    case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
+    case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
     default: return cudaGetErrorName(error);
   }
 }
@@ -102,6 +118,3 @@ const char* cudaGetErrorString(cudaError_t error) {
   return generic_string(error);
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaPeekAtLastError(); }
-
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaPeekAtLastError(); }
