@@ -1,6 +1,8 @@
 #include "data/dataset.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "common/error.h"
 
@@ -57,6 +59,37 @@ Example TensorDataset::get(int64_t index) const {
 
 Example TensorDataset::get_batch(const std::vector<int64_t>& indices) const {
   return {gather_rows(inputs_, indices), gather_rows(targets_, indices)};
+}
+
+Subset::Subset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices)
+    : base_(std::move(base)), indices_(std::move(indices)) {
+  EMBER_CHECK(base_ != nullptr, "Subset: the base dataset is null");
+  const int64_t n = base_->size();
+  for (int64_t i : indices_) {
+    EMBER_CHECK(i >= 0 && i < n, "Subset: index ", i, " is out of range for a dataset of ", n, " examples");
+  }
+}
+
+std::shared_ptr<Subset> Subset::first(std::shared_ptr<const Dataset> base, int64_t count) {
+  EMBER_CHECK(base != nullptr, "Subset: the base dataset is null");
+  EMBER_CHECK(count >= 0, "Subset::first: count must be >= 0, got ", count);
+  std::vector<int64_t> indices(static_cast<size_t>(std::min(count, base->size())));
+  std::iota(indices.begin(), indices.end(), int64_t{0});
+  return std::make_shared<Subset>(std::move(base), std::move(indices));
+}
+
+int64_t Subset::base_index(int64_t index) const {
+  EMBER_CHECK(index >= 0 && index < size(), "Subset: index ", index, " is out of range for ", size(), " examples");
+  return indices_[static_cast<size_t>(index)];
+}
+
+Example Subset::get(int64_t index) const { return base_->get(base_index(index)); }
+
+Example Subset::get_batch(const std::vector<int64_t>& indices) const {
+  std::vector<int64_t> mapped;
+  mapped.reserve(indices.size());
+  for (int64_t i : indices) mapped.push_back(base_index(i));
+  return base_->get_batch(mapped);
 }
 
 }  // namespace ember::data

@@ -1,8 +1,9 @@
 // What a DataLoader draws from: indexable examples, and batches of them.
-// defines: ember::data::Example, Dataset, TensorDataset, gather_rows
+// defines: ember::data::Example, Dataset, TensorDataset, Subset, gather_rows
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/tensor.h"
@@ -39,6 +40,23 @@ class TensorDataset : public Dataset {
 
  private:
   Tensor inputs_, targets_;
+};
+
+// The examples of `base` at `indices`, in that order, as torch.utils.data.Subset: example i is
+// base's example indices[i]. Throws ember::Error for a null base or an index out of its range.
+class Subset : public Dataset {
+ public:
+  Subset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices);
+  // The first `count` examples of `base` (all of them when it has fewer).
+  static std::shared_ptr<Subset> first(std::shared_ptr<const Dataset> base, int64_t count);
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  Example get(int64_t index) const override;
+  Example get_batch(const std::vector<int64_t>& indices) const override;
+
+ private:
+  int64_t base_index(int64_t index) const;
+  std::shared_ptr<const Dataset> base_;
+  std::vector<int64_t> indices_;
 };
 
 // Copies rows `indices` of the CPU tensor `source` (dim 0) into a new contiguous CPU tensor.

@@ -44,6 +44,8 @@ struct Flags {
   uint64_t seed = 1;
   int threads = 0;
   int workers = 1;
+  int64_t limit_train = 0;  // 0: every example; else the first N (a quick run, as on emulated GPUs)
+  int64_t limit_test = 0;
   std::string save, resume, log;
 };
 
@@ -108,6 +110,8 @@ void check_ranges(Flags& flags) {
   check_flag(flags.gpus >= 0, "--gpus must be at least 0, got ", flags.gpus);
   check_flag(flags.threads >= 0, "--threads must be at least 0 (0: all cores), got ", flags.threads);
   check_flag(flags.workers >= 0, "--workers must be at least 0, got ", flags.workers);
+  check_flag(flags.limit_train >= 0, "--limit-train must be at least 0 (0: all), got ", flags.limit_train);
+  check_flag(flags.limit_test >= 0, "--limit-test must be at least 0 (0: all), got ", flags.limit_test);
   // More kernel threads than cores only wait on each other (--threads 1000 on 2 cores made an
   // epoch 40x slower). The run goes on with the core count rather than stopping: a result is
   // bit-for-bit repeatable for a given thread count, and the warning names the count used.
@@ -277,8 +281,10 @@ int run(const Flags& flags) {
   const std::string where = flags.distributed ? std::to_string(dist.world_size) + " ranks on " + device.str()
                             : dp ? devices_str(dp->devices()) : device.str();
 
-  auto train_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Train);
-  auto test_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Test);
+  std::shared_ptr<ember::data::Dataset> train_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Train);
+  std::shared_ptr<ember::data::Dataset> test_set = std::make_shared<ember::data::MNIST>(flags.data, ember::data::Split::Test);
+  if (flags.limit_train > 0) train_set = ember::data::Subset::first(train_set, flags.limit_train);
+  if (flags.limit_test > 0) test_set = ember::data::Subset::first(test_set, flags.limit_test);
   EMBER_CHECK(train_set->size() > 0 && test_set->size() > 0, "--data ", flags.data, ": the ",
               train_set->size() == 0 ? "training" : "test", " set is empty (its IDX files have a count of 0); "
               "there is nothing to ", train_set->size() == 0 ? "train on" : "test on");
@@ -382,6 +388,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", flags.seed, "seed of the initial weights and the shuffle");
   app.add_option("--threads", flags.threads, "CPU threads (0: all cores; more than the cores: the core count)");
   app.add_option("--workers", flags.workers, "background threads preparing batches");
+  app.add_option("--limit-train", flags.limit_train, "train on the first N training examples only (0: all)");
+  app.add_option("--limit-test", flags.limit_test, "test on the first N test examples only (0: all)");
   app.add_option("--save", flags.save, "write a checkpoint (model + optimizer) after every epoch");
   app.add_option("--resume", flags.resume, "continue from a checkpoint written by --save");
   app.add_option("--log", flags.log, "CSV log: epoch, step, loss, accuracy, samples/s");

@@ -79,3 +79,26 @@ TEST_CASE("TensorDataset rejects inputs and targets of different lengths") {
   REQUIRE_THROWS_WITH(data::TensorDataset(ember::zeros({}), ember::arange(1)),
                       Catch::Contains("must have the same size along dim 0"));
 }
+
+TEST_CASE("Subset maps its indices onto the base dataset, in get and get_batch") {
+  auto base = std::make_shared<ember::data::TensorDataset>(ember::arange(10).reshape({10, 1}), ember::arange(10));
+  ember::data::Subset subset(base, {7, 2, 2});
+  REQUIRE(subset.size() == 3);
+  CHECK(subset.get(0).target.item<int64_t>() == 7);
+  ember::data::Example batch = subset.get_batch({2, 0});
+  CHECK(batch.target.at<int64_t>({0}) == 2);
+  CHECK(batch.target.at<int64_t>({1}) == 7);
+  CHECK(batch.input.sizes() == ember::Shape{2, 1});
+  auto first = ember::data::Subset::first(base, 4);
+  CHECK(first->size() == 4);
+  CHECK(first->get(3).target.item<int64_t>() == 3);
+  CHECK(ember::data::Subset::first(base, 100)->size() == 10);
+}
+
+TEST_CASE("Subset rejects indices out of range, at construction and at get") {
+  auto base = std::make_shared<ember::data::TensorDataset>(ember::zeros({3, 2}), ember::zeros({3}));
+  REQUIRE_THROWS_WITH(ember::data::Subset(base, {0, 3}), Catch::Contains("Subset: index 3 is out of range for a dataset of 3"));
+  ember::data::Subset subset(base, {1});
+  REQUIRE_THROWS_WITH(subset.get(1), Catch::Contains("Subset: index 1 is out of range for 1 examples"));
+  REQUIRE_THROWS_WITH(ember::data::Subset::first(base, -1), Catch::Contains("count must be >= 0, got -1"));
+}
