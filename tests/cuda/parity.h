@@ -92,6 +92,17 @@ inline Result run(const ParityCase& c, const std::vector<Tensor>& cpu_inputs, em
   return r;
 }
 
+// The CUDA backends a parity check runs: hand-written always, the vendor libraries too when asked
+// for, except on ember's emulated GPUs (EMBER_CUDA=EMULATED), which do not emulate cuBLAS and
+// cuDNN: there the hand-written kernels alone are compared with the CPU.
+inline std::vector<ember::Backend> backends_under_test(bool vendor_too) {
+  std::vector<ember::Backend> backends{ember::Backend::Handwritten};
+#if !defined(EMBER_CUDA_EMULATOR)
+  if (vendor_too) backends.push_back(ember::Backend::Vendor);
+#endif
+  return backends;
+}
+
 inline void check_parity(const ParityCase& c) {
   ember::manual_seed(std::hash<std::string>{}(c.name));
   std::vector<Tensor> inputs = c.make_inputs();
@@ -102,9 +113,7 @@ inline void check_parity(const ParityCase& c) {
   Tensor grad_output = random_input(probe.sizes(), probe.dtype());
   Result expected = run(c, inputs, ember::Device::cpu(), grad_output);
 
-  std::vector<ember::Backend> backends{ember::Backend::Handwritten};
-  if (c.vendor_too) backends.push_back(ember::Backend::Vendor);
-  for (ember::Backend backend : backends) {
+  for (ember::Backend backend : backends_under_test(c.vendor_too)) {
     ember::BackendGuard use(backend);
     ember::cuda::set_poison_allocations(true);
     Result actual = run(c, inputs, ember::Device::cuda(0), grad_output);
