@@ -396,6 +396,11 @@ void copy_device_to_device(void* dst, int dst_device, const void* src, int src_d
   if (dst_device == src_device) {
     EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, current_stream(dst_device)));
   } else {
+    // The source was written by work queued on its own device's stream, which the destination's
+    // stream knows nothing of: the copy waits for that work (it read stale data without this).
+    Event source_written(src_device);
+    source_written.record(current_stream(src_device));
+    source_written.wait(current_stream(dst_device));
     EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, nbytes, current_stream(dst_device)));
   }
   EMBER_CUDA_CHECK(cudaStreamSynchronize(current_stream(dst_device)));

@@ -94,7 +94,7 @@ TEST_CASE("max, min, argmax and argmin on CUDA pick the first NaN, else the firs
     Tensor ties = ember::tensor({1.0, 5.0, 5.0, -2.0, -2.0}).to(t.device());
     CHECK(ember::argmax(ties, 0).item<int64_t>() == 1);
     CHECK(ember::argmin(ties, 0).item<int64_t>() == 3);
-    CHECK(std::isnan(ember::maximum(t, ember::zeros({})).cpu().at<double>({0, 5})));
+    CHECK(std::isnan(ember::maximum(t, ember::zeros({}, {.dtype = ember::kFloat64, .device = t.device()})).cpu().at<double>({0, 5})));
     CHECK(std::isnan(ember::minimum(ember::zeros({}, {.dtype = ember::kFloat64, .device = t.device()}), t).cpu().at<double>({0, 3})));
   }
   // The NaN is found wherever it sits in a long row (the split two-pass reduction).
@@ -186,6 +186,23 @@ TEST_CASE("ops on a second GPU run there while the first is current") {
   filled.t().narrow(0, 1, 2).fill_(2.0);
   CHECK(filled.sum().item<float>() == 20.0f);
   CHECK(ember::argmax(sum, 1).cpu().at<int64_t>({4}) == ember::argmax(ember::add(a, b), 1).at<int64_t>({4}));
+}
+
+TEST_CASE("a copy from one GPU to another waits for the work that wrote its source") {
+  if (ember::cuda::device_count() < 2) {
+    SUCCEED("one GPU: nothing to check");
+    return;
+  }
+  Tensor a = ember::randn({1 << 16});
+  Tensor on1 = a.to(ember::Device::cuda(1));
+  Tensor out = ember::empty({1 << 16}, {.device = ember::Device::cuda(0)});
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    out.zero_();
+    ember::cuda::synchronize();
+    Tensor tripled = ember::mul(on1, 3.0);  // queued on cuda:1's stream
+    out.copy_(tripled);                     // queued on cuda:0's stream
+    CHECK(ember::allclose(out.cpu(), ember::mul(a, 3.0), 0, 0));
+  }
 }
 
 TEST_CASE("parameter initialisation gives the same numbers on CPU and CUDA for the same seed") {
