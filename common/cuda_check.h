@@ -60,8 +60,13 @@ inline std::string fault_origin(cudaError_t status) {
                             "EMBER_CUDA_SYNC=1 to check after every launch)");
 }
 
+// A failed runtime call also leaves its error as the thread's last error. The exception reports
+// it, so it is cleared here: else the next launch's check (cudaGetLastError) would report it
+// again, as that kernel's failure. (A sticky error, from a fault, stays whatever is read.)
 [[noreturn]] inline void throw_call_error(cudaError_t status, const char* call, const char* file, int line) {
-  throw ::ember::Error(::ember::detail::str("CUDA error: ", call, " failed: ", cudaGetErrorString(status),
+  const std::string message = cudaGetErrorString(status);
+  cudaGetLastError();
+  throw ::ember::Error(::ember::detail::str("CUDA error: ", call, " failed: ", message,
                                             fault_origin(status), " (", file, ":", line, ")"));
 }
 

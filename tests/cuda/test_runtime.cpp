@@ -55,4 +55,14 @@ TEST_CASE("DeviceGuard restores the current device; failures name the CUDA call"
   REQUIRE_THROWS_WITH(bad_call(), Catch::Contains("CUDA error: cudaSetDevice(1 << 20) failed: ") &&
                                       Catch::Contains("test_runtime.cpp:"));
   REQUIRE_THROWS_WITH(ember::cuda::synchronize(1 << 20), Catch::Contains("device cuda:1048576 is not available"));
+  // The failed call's error is reported once: the next kernel launch does not report it again.
+  REQUIRE_NOTHROW(ember::mul(ember::ones({4}).cuda(), 2.0));
+}
+
+TEST_CASE("a failed runtime call's error does not resurface at the next launch") {
+  auto bad_call = [] { EMBER_CUDA_CHECK(cudaSetDevice(-1)); };
+  REQUIRE_THROWS(bad_call());
+  CHECK(cudaPeekAtLastError() == cudaSuccess);
+  Tensor doubled = ember::mul(ember::ones({4}).cuda(), 2.0);
+  CHECK(doubled.cpu().at<float>({3}) == 2.0f);
 }
