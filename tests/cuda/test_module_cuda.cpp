@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/cuda/runtime.h"
+#include "core/generator.h"
 #include "core/ops.h"
 #include "nn/layers.h"
 #include "optim/sgd.h"
@@ -55,4 +57,35 @@ TEST_CASE("SGD's momentum buffer follows a parameter moved to CUDA, and the CUDA
   }
   opt.to(ember::Device::cpu());
   CHECK(opt.momentum_buffer(0).device().is_cpu());
+}
+
+TEST_CASE("SGD's state follows the model from cuda:0 to cuda:1 to the CPU, each step equal to the CPU's") {
+  if (ember::cuda::device_count() < 2) {
+    WARN("one GPU: the move to cuda:1 is not run");
+    return;
+  }
+  ember::manual_seed(11);
+  ember::nn::Linear fc(4, 3), reference(4, 3);
+  reference.load_state_dict(fc.state_dict());
+  const ember::optim::SGDOptions options{.lr = 0.1, .momentum = 0.9, .nesterov = true};
+  ember::optim::SGD opt(fc.parameters(), options), reference_opt(reference.parameters(), options);
+  for (const ember::Device device : {ember::Device::cuda(0), ember::Device::cuda(1), ember::Device::cpu()}) {
+    INFO("on " << device);
+    const Tensor x = ember::randn({5, 4});
+    fc.to(device);
+    opt.zero_grad();
+    ember::sum(fc(x.to(device))).backward();
+    opt.step();
+    reference_opt.zero_grad();
+    ember::sum(reference(x)).backward();
+    reference_opt.step();
+    const std::vector<Tensor> params = fc.parameters(), expected = reference.parameters();
+    for (size_t k = 0; k < params.size(); ++k) {
+      INFO("parameter " << k);
+      CHECK(params[k].device() == device);
+      CHECK(opt.momentum_buffer(k).device() == device);
+      CHECK(ember::allclose(params[k].detach().cpu(), expected[k].detach(), 1e-6, 1e-7));
+      CHECK(ember::allclose(opt.momentum_buffer(k).cpu(), reference_opt.momentum_buffer(k), 1e-6, 1e-7));
+    }
+  }
 }

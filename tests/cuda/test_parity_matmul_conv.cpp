@@ -181,7 +181,7 @@ TEST_CASE("conv2d on CUDA matches the CPU (hand-written and cuDNN)", "[cuda][par
 }
 
 TEST_CASE("gemm on CUDA with K = 0 writes zeros", "[cuda][matmul]") {
-  for (ember::Backend backend : backends_under_test(/*vendor_too=*/true)) {
+  for (ember::Backend backend : parity::backends_under_test(/*vendor_too=*/true)) {
     ember::BackendGuard use(backend);
     ember::cuda::set_poison_allocations(true);
     Tensor a = ember::empty({5, 0}, {.device = ember::Device::cuda(0)});
