@@ -259,10 +259,14 @@ class BlockRun {
   // never can. Runs at every arrival, so the messages are built only on the fault paths.
   void check_warp(int warp) {
     const int base = warp * warpSize, lanes = warp_lanes(warp);
+    // Lanes waiting in the same collective with the same mask get the same answer, and the scan
+    // below is quadratic in the lanes: a lane that repeats the previous lane's request is skipped.
+    const WarpRequest* still_waiting = nullptr;
     for (int l = 0; l < lanes; ++l) {
       const EmuThread& w = threads_[base + l];
       if (w.state != State::AtWarpOp) continue;
       const unsigned mask = w.request->mask;
+      if (still_waiting && still_waiting->mask == mask && still_waiting->op == w.request->op) continue;
       bool all_arrived = true;
       for (int m = 0; m < lanes && all_arrived; ++m) {
         if ((mask & (1u << m)) == 0) continue;
@@ -284,7 +288,12 @@ class BlockRun {
             break;
         }
       }
-      if (all_arrived) complete_warp_op(base, lanes, mask);
+      if (all_arrived) {
+        complete_warp_op(base, lanes, mask);
+        still_waiting = nullptr;  // lanes changed state
+      } else {
+        still_waiting = w.request;
+      }
     }
   }
 
@@ -453,9 +462,8 @@ std::string misaligned_text(const void* address, size_t alignment, const char* t
 
 }  // namespace
 
-void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
-                         const char* file, unsigned line) {
-  if (reinterpret_cast<uintptr_t>(address) % alignment == 0) [[likely]] return;
+void report_misaligned_vector(const void* address, size_t alignment, const char* type, const char* access,
+                              const char* file, unsigned line) {
   if (BlockRun* run = BlockRun::running()) {
     run->record_fault_in_fiber(cudaErrorMisalignedAddress,
                                misaligned_text(address, alignment, type, access, file, line) + " in thread " +

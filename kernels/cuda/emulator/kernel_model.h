@@ -46,8 +46,16 @@
 // -fsanitize=alignment, on for the emulated kernels, catches it first under g++; clang copies
 // structs without checking, and its aligned SSE moves would crash instead.)
 namespace ember::emu {
-void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
-                         const char* file, unsigned line);
+// Raises the fault (block_runner.cpp); out of line, as only a misaligned access reaches it.
+[[noreturn]] void report_misaligned_vector(const void* address, size_t alignment, const char* type, const char* access,
+                                           const char* file, unsigned line);
+// Inline, since every vector copy of every emulated thread runs it.
+inline void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
+                                const char* file, unsigned line) {
+  if (reinterpret_cast<uintptr_t>(address) % alignment != 0) [[unlikely]] {
+    report_misaligned_vector(address, alignment, type, access, file, line);
+  }
+}
 }  // namespace ember::emu
 
 #define EMBER_EMU_CALLER const char *file = __builtin_FILE(), unsigned line = __builtin_LINE()
