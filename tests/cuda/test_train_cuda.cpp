@@ -11,6 +11,7 @@
 #include "core/generator.h"
 #include "core/ops.h"
 #include "data/dataloader.h"
+#include "data/dataset.h"
 #include "data/mnist.h"
 #include "examples/mnist/net.h"
 #include "nn/checkpoint.h"
@@ -27,15 +28,29 @@ std::string mnist_dir() {
   return std::string(EMBER_SOURCE_DIR) + "/../shared/data/mnist-10k";
 }
 
-// One epoch of the tutorial recipe on `device`; returns the test accuracy in percent.
+// What one epoch trains on and how. On a GPU: the tutorial recipe on all of mnist-10k. On ember's
+// emulated GPUs, which run a conv kernel thousands of times slower: a slice, with a larger step.
+struct Recipe {
+  int64_t train_examples, test_examples, batch_size;
+  double lr, momentum, min_accuracy;
+};
+#if defined(EMBER_CUDA_EMULATOR)
+constexpr Recipe kRecipe{640, 500, 32, 0.05, 0.9, 75.0};
+#else
+constexpr Recipe kRecipe{8000, 2000, 64, 0.01, 0.5, 80.0};
+#endif
+
+// One epoch of kRecipe on `device`; returns the test accuracy in percent.
 double train_one_epoch(ember::Device device) {
   ember::manual_seed(1);
   ember::examples::Net model;
   model.to(device);
-  ember::optim::SGD opt(model.parameters(), {.lr = 0.01, .momentum = 0.5});
-  auto train = std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Train);
-  auto test = std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Test);
-  ember::data::DataLoader train_loader(train, {.batch_size = 64, .shuffle = true, .seed = 1,
+  ember::optim::SGD opt(model.parameters(), {.lr = kRecipe.lr, .momentum = kRecipe.momentum});
+  auto train = ember::data::Subset::first(
+      std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Train), kRecipe.train_examples);
+  auto test = ember::data::Subset::first(
+      std::make_shared<ember::data::MNIST>(mnist_dir(), ember::data::Split::Test), kRecipe.test_examples);
+  ember::data::DataLoader train_loader(train, {.batch_size = kRecipe.batch_size, .shuffle = true, .seed = 1,
                                                .pin_memory = device.is_cuda()});
   ember::data::DataLoader test_loader(test, {.batch_size = 1000});
   train_loader.set_epoch(1);
@@ -65,7 +80,7 @@ TEST_CASE("the tutorial network trained on the GPU reaches the CPU's accuracy on
   const auto before = ember::cuda::memory_stats(0);  // the counters are the process's, since its start
   double gpu = train_one_epoch(ember::Device::cuda(0));
   INFO("cpu " << cpu << "%, gpu " << gpu << "%");
-  CHECK(gpu >= 80.0);
+  CHECK(gpu >= kRecipe.min_accuracy);
   CHECK(std::abs(gpu - cpu) < 1.5);  // same seed and data order; only summation order differs
   const auto after = ember::cuda::memory_stats(0);
   const size_t hits = after.cache_hits - before.cache_hits, mallocs = after.device_allocations - before.device_allocations;
