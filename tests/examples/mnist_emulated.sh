@@ -3,8 +3,13 @@
 # mnist-10k on the CPU, with --device cuda and with --gpus 2, from the same seed. The loss of every
 # step agrees with the CPU's within float tolerance, and each run reaches the CPU's accuracy
 # (>= 75%). Finds the data as mnist_e2e.sh does; skips (77) without it.
+#   mnist_emulated.sh BINARY SOURCE_DIR              one process: cpu, cuda, --gpus 2
+#   mnist_emulated.sh BINARY SOURCE_DIR MPIRUN...    `MPIRUN... BINARY --distributed`, two ranks:
+#                                                    MPI on the CPU against NCCL (emulated) on cuda
 set -euo pipefail
 binary=$1 source_dir=$2
+shift 2
+launcher=("$@")
 data=${EMBER_MNIST_DIR:-$source_dir/../shared/data/mnist-10k}
 if [[ ! -d $data ]]; then
   echo "mnist_emulated: no MNIST data at $data (set EMBER_MNIST_DIR or run scripts/fetch-mnist): skipping"
@@ -16,18 +21,24 @@ flags=(--data "$data" --epochs 1 --limit-train 640 --limit-test 500 --batch-size
 
 accuracy() { sed -n 's/^final: .*test accuracy \([0-9.]*\)%.*/\1/p' "$1"; }
 
-for run in cpu cuda gpus2; do
+if [[ ${#launcher[@]} -gt 0 ]]; then
+  flags+=(--distributed --threads 1)
+  runs=(cpu cuda)
+else
+  runs=(cpu cuda gpus2)
+fi
+for run in "${runs[@]}"; do
   case $run in
     cpu) device=(--device cpu) ;;
     cuda) device=(--device cuda) ;;
     gpus2) device=(--gpus 2) ;;
   esac
-  "$binary" "${flags[@]}" "${device[@]}" --log "$dir/$run.csv" | tee "$dir/$run.out"
+  "${launcher[@]}" "$binary" "${flags[@]}" "${device[@]}" --log "$dir/$run.csv" | tee "$dir/$run.out"
   [[ -n $(accuracy "$dir/$run.out") ]] || { echo "mnist_emulated: $run printed no final line"; exit 1; }
 done
 
 status=0
-for run in cuda gpus2; do
+for run in "${runs[@]:1}"; do
   # Step losses (column 3 of the rows with a step) side by side with the CPU's.
   if ! paste -d, "$dir/cpu.csv" "$dir/$run.csv" | awk -F, -v run="$run" '
       NR > 1 && $2 != "" {
