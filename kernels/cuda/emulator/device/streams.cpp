@@ -90,7 +90,8 @@ void work_loop(CUstream_st* stream) {
   for (;;) {
     q.changed.wait(lock, [&] { return stream->stopping || !stream->queue.empty(); });
     if (stream->queue.empty()) return;
-    auto [work, after] = std::move(stream->queue.front());
+    Work work = std::move(stream->queue.front().first);
+    const auto after = std::move(stream->queue.front().second);
     stream->queue.pop_front();
     q.changed.wait(lock, [&] {
       for (const auto& [other, position] : after) {
