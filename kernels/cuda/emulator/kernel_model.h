@@ -52,7 +52,11 @@ namespace ember::emu {
 // Inline, since every vector copy of every emulated thread runs it.
 inline void check_vector_access(const void* address, size_t alignment, const char* type, const char* access,
                                 const char* file, unsigned line) {
-  if (reinterpret_cast<uintptr_t>(address) % alignment != 0) [[unlikely]] {
+  // Hidden from the optimiser: inlined into float4's own copy, `address` is `this`, which the
+  // compiler may assume 16-byte aligned and fold the test away (clang does).
+  uintptr_t bits = reinterpret_cast<uintptr_t>(address);
+  asm("" : "+r"(bits));
+  if (bits % alignment != 0) [[unlikely]] {
     report_misaligned_vector(address, alignment, type, access, file, line);
   }
 }

@@ -30,7 +30,10 @@ typedef struct {
   char internal[NCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;
 
-typedef enum {
+// The enums have int as their underlying type here (NCCL's C header leaves it to the compiler),
+// so that a caller's out-of-range value reaches the argument check as a value, not as undefined
+// behaviour (UBSan's -fsanitize=enum stops on the load otherwise).
+typedef enum : int {
   ncclSuccess = 0,
   ncclUnhandledCudaError = 1,
   ncclSystemError = 2,
@@ -42,9 +45,9 @@ typedef enum {
   ncclNumResults = 8
 } ncclResult_t;
 
-typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5 } ncclRedOp_t;
+typedef enum : int { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5 } ncclRedOp_t;
 
-typedef enum {
+typedef enum : int {
   ncclInt8 = 0,
   ncclChar = 0,
   ncclUint8 = 1,
