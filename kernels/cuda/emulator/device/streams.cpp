@@ -217,7 +217,7 @@ cudaError_t enqueue_work(cudaStream_t handle, Work work, Ticket* ticket) {
       return fail(cudaErrorStreamCaptureInvalidated, work.what + ": the capture was invalidated earlier: " + capture.why);
     }
     capture.nodes.push_back(std::move(work));
-    if (ticket) *ticket = Ticket{handle, stream->device, 0};
+    if (ticket) *ticket = Ticket{};
     return cudaSuccess;
   }
   // The legacy default stream waits for the device's blocking streams, and they wait for it.
@@ -232,20 +232,16 @@ cudaError_t enqueue_work(cudaStream_t handle, Work work, Ticket* ticket) {
   }
   stream->queue.emplace_back(std::move(work), std::move(after));
   ++stream->enqueued;
-  if (ticket) *ticket = Ticket{handle, stream->device, stream->enqueued};
+  if (ticket) *ticket = Ticket{stream, stream->enqueued};
   q.changed.notify_all();
   return cudaSuccess;
 }
 
 void wait_for(const Ticket& ticket) {
-  if (ticket.position == 0) return;
+  if (!ticket.stream) return;
   QueueState& q = queues();
   std::unique_lock lock(q.mutex);
-  const int saved = this_thread_device();
-  this_thread_device() = ticket.device;  // resolve the legacy stream of the ticket's device
-  auto stream = resolve(ticket.stream);
-  this_thread_device() = saved;
-  if (stream) q.changed.wait(lock, [&] { return stream->completed >= ticket.position; });
+  q.changed.wait(lock, [&] { return ticket.stream->completed >= ticket.position; });
 }
 
 cudaError_t enqueue(cudaStream_t stream, const char* what, std::function<void()> work) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -27,11 +28,10 @@ struct Work {
 };
 
 // Queues `work` on `stream` (nullptr: the current device's legacy default stream) or records it
-// into the stream's capture. On success `ticket`, when given, receives what wait_for needs (0 for
+// into the stream's capture. On success `ticket`, when given, receives what wait_for needs (empty for
 // captured work). The error returned is also recorded with fail().
 struct Ticket {
-  cudaStream_t stream = nullptr;
-  int device = 0;
+  std::shared_ptr<CUstream_st> stream;  // the stream the work went to, resolved; null when captured
   uint64_t position = 0;
 };
 cudaError_t enqueue_work(cudaStream_t stream, Work work, Ticket* ticket = nullptr);
