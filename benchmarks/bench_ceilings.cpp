@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "benchmarks/bench_common.h"
-#include "kernels/cpu/gemm.h"
+#include "ember/kernels/cpu/gemm.h"
 
 namespace ember::bench {
 namespace {

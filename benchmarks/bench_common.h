@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ember.h"
+#include "ember/ember.h"
 
 namespace ember::bench {
 

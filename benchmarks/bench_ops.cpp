@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "benchmarks/bench_common.h"
-#include "nn/functional.h"
+#include "ember/nn/functional.h"
 
 namespace ember::bench {
 namespace {

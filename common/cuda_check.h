@@ -16,7 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::cuda_check {
 

@@ -1,4 +1,4 @@
-#include "core/autograd.h"
+#include "ember/core/autograd.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "common/error.h"
-#include "core/ops.h"
+#include "ember/common/error.h"
+#include "ember/core/ops.h"
 
 namespace ember {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember {
 

@@ -1,11 +1,11 @@
 // The process-wide choice between hand-written and vendor CUDA kernels.
-#include "core/backend.h"
+#include "ember/core/backend.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <string>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember {
 

@@ -1,8 +1,8 @@
-#include "core/device.h"
+#include "ember/core/device.h"
 
 #include <charconv>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "core/dtype.h"
+#include "ember/core/dtype.h"
 
 namespace ember {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember {
 

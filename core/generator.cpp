@@ -1,7 +1,7 @@
-#include "core/generator.h"
+#include "ember/core/generator.h"
 
-#include "common/philox.h"
-#include "core/tensor.h"
+#include "ember/common/philox.h"
+#include "ember/core/tensor.h"
 
 namespace ember {
 

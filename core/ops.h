@@ -9,7 +9,7 @@
 
 #include <tuple>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember {
 

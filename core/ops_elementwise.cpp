@@ -1,14 +1,14 @@
 // Element-wise tensor ops with broadcasting and dtype promotion, and their gradients.
 #include <cmath>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/ops.h"
-#include "kernels/cpu/elementwise.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/elementwise.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/copy.h"
-#include "kernels/cuda/elementwise.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/copy.h"
+#include "ember/kernels/cuda/elementwise.h"
 #endif
 
 namespace ember {

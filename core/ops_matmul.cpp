@@ -1,15 +1,15 @@
 // matmul: 1-D, 2-D and batched 3-D products on ember's GEMM kernels (CPU, CUDA hand-written or
 // cuBLAS by ember::backend()), and its gradient.
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/backend.h"
-#include "core/ops.h"
-#include "kernels/cpu/gemm.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/backend.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/gemm.h"
 
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/gemm.h"
-#include "kernels/vendor/cublas_gemm.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/gemm.h"
+#include "ember/kernels/vendor/cublas_gemm.h"
 #endif
 
 namespace ember {
@@ -53,7 +53,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b) {
       // One launch for the whole batch; a broadcast operand has batch stride 0.
       const int device = out.device().index();
       cuda::DeviceGuard guard(device);
-      cudaStream_t stream = cuda::current_stream(device);
+      cuda::Stream stream = cuda::current_stream(device);
       auto gemm = backend() == Backend::Vendor ? &kernels::vendor::gemm_batched<T>
                                                : &kernels::cuda::gemm_batched<T>;
       gemm(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py, gb.ld, y.stride(0), T(0),

@@ -2,13 +2,13 @@
 #include <algorithm>
 #include <limits>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/ops.h"
-#include "kernels/cpu/elementwise.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/elementwise.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/reduce.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/reduce.h"
 #endif
 
 namespace ember {

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/autograd.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/autograd.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "core/storage.h"
+#include "ember/core/storage.h"
 
 #include <malloc.h>
 #include <sys/sysinfo.h>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <new>
 
-#include "common/error.h"
-#include "core/cuda/runtime.h"
+#include "ember/common/error.h"
+#include "ember/core/cuda/runtime.h"
 
 namespace ember {
 

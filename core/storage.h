@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "core/device.h"
+#include "ember/core/device.h"
 
 namespace ember {
 

@@ -1,5 +1,5 @@
 // Tensor metadata, views, copies and conversions. Arithmetic lives in core/ops_*.cpp.
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,14 +8,14 @@
 #include <cstring>
 #include <numeric>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/ops.h"
-#include "kernels/cpu/elementwise.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/elementwise.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/copy.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/copy.h"
 #endif
 
 namespace ember {

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/storage.h"
+#include "ember/core/device.h"
+#include "ember/core/dtype.h"
+#include "ember/core/storage.h"
 
 namespace ember {
 

@@ -1,7 +1,7 @@
-#include "core/threading.h"
+#include "ember/core/threading.h"
 
-#include "common/error.h"
-#include "kernels/cpu/threading.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember {
 

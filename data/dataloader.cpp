@@ -1,4 +1,4 @@
-#include "data/dataloader.h"
+#include "ember/data/dataloader.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/error.h"
-#include "core/cuda/runtime.h"
+#include "ember/common/error.h"
+#include "ember/core/cuda/runtime.h"
 
 namespace ember::data {
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "data/dataset.h"
-#include "data/distributed_sampler.h"
+#include "ember/data/dataset.h"
+#include "ember/data/distributed_sampler.h"
 
 namespace ember::data {
 

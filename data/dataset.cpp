@@ -1,10 +1,10 @@
-#include "data/dataset.h"
+#include "ember/data/dataset.h"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::data {
 

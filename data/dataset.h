@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::data {
 

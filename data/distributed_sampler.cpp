@@ -1,8 +1,8 @@
-#include "data/distributed_sampler.h"
+#include "ember/data/distributed_sampler.h"
 
 #include <algorithm>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::data {
 

@@ -1,4 +1,4 @@
-#include "data/idx.h"
+#include "ember/data/idx.h"
 
 #include <zlib.h>
 
@@ -10,7 +10,7 @@
 #include <new>
 #include <vector>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::data {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "data/dataset.h"
+#include "ember/data/dataset.h"
 
 namespace ember::data {
 

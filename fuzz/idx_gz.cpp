@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "data/idx.h"
+#include "ember/data/idx.h"
 #include "fuzz/input_file.h"
 
 namespace {

@@ -3,7 +3,7 @@
 // to return a tensor or throw ember::Error; anything else is a crash for libFuzzer.
 #include <cstdint>
 
-#include "data/idx.h"
+#include "ember/data/idx.h"
 #include "fuzz/input_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "fuzz/input_file.h"
-#include "nn/checkpoint.h"
+#include "ember/nn/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ember::fuzz::InputFile file;

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn {
 

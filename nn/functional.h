@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn::functional {
 

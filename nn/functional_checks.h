@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "common/error.h"
-#include "core/tensor.h"
+#include "ember/common/error.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn::functional::detail {
 

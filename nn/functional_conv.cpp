@@ -1,15 +1,15 @@
 // conv2d: checks, dispatch to kernels/cpu/conv2d or (CUDA) kernels/cuda/conv2d or cuDNN by
 // ember::backend(), and its backward node.
-#include "core/autograd.h"
-#include "core/backend.h"
-#include "kernels/cpu/conv2d.h"
-#include "nn/functional.h"
-#include "nn/functional_checks.h"
+#include "ember/core/autograd.h"
+#include "ember/core/backend.h"
+#include "ember/kernels/cpu/conv2d.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/functional_checks.h"
 
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/conv2d.h"
-#include "kernels/vendor/cudnn_conv.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/conv2d.h"
+#include "ember/kernels/vendor/cudnn_conv.h"
 #endif
 
 namespace ember::nn::functional {
@@ -66,7 +66,7 @@ void conv2d_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& b, cons
                          const Conv2dShape& s) {
   const int device = x.device().index();
   cuda::DeviceGuard guard(device);
-  cudaStream_t stream = cuda::current_stream(device);
+  cuda::Stream stream = cuda::current_stream(device);
   visit_floating(x.dtype(), "conv2d", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* pb = b.defined() ? b.data<T>() : nullptr;
@@ -86,7 +86,7 @@ void conv2d_backward_cuda(const Tensor& dy, const Tensor& xs, const Tensor& ws, 
                           bool need_x, bool need_wb, bool has_bias, Tensor& dx, Tensor& dw, Tensor& db) {
   const int device = xs.device().index();
   cuda::DeviceGuard guard(device);
-  cudaStream_t stream = cuda::current_stream(device);
+  cuda::Stream stream = cuda::current_stream(device);
   const TensorOptions options{.dtype = xs.dtype(), .device = xs.device()};
   const bool vendor = backend() == Backend::Vendor;
   visit_floating(xs.dtype(), "conv2d", [&](auto tag) {

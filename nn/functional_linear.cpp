@@ -1,16 +1,16 @@
 // linear (x·Wᵀ + b) on the GEMM kernels (CPU; CUDA hand-written or cuBLAS), and its backward node.
 #include <algorithm>
 
-#include "core/autograd.h"
-#include "core/backend.h"
-#include "kernels/cpu/gemm.h"
-#include "nn/functional.h"
-#include "nn/functional_checks.h"
+#include "ember/core/autograd.h"
+#include "ember/core/backend.h"
+#include "ember/kernels/cpu/gemm.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/functional_checks.h"
 
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/gemm.h"
-#include "kernels/vendor/cublas_gemm.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/gemm.h"
+#include "ember/kernels/vendor/cublas_gemm.h"
 #endif
 
 namespace ember::nn::functional {
@@ -36,7 +36,7 @@ Tensor linear_forward_cuda(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor out = empty({rows, out_features}, {.dtype = x.dtype(), .device = x.device()});
   const int device = x.device().index();
   cuda::DeviceGuard guard(device);
-  cudaStream_t stream = cuda::current_stream(device);
+  cuda::Stream stream = cuda::current_stream(device);
   visit_floating(x.dtype(), "linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* y = out.data<T>();
@@ -54,7 +54,7 @@ void linear_backward_cuda(const Tensor& dy, const Tensor& xs, const Tensor& ws, 
   const TensorOptions options{.dtype = xs.dtype(), .device = xs.device()};
   const int device = xs.device().index();
   cuda::DeviceGuard guard(device);
-  cudaStream_t stream = cuda::current_stream(device);
+  cuda::Stream stream = cuda::current_stream(device);
   visit_floating(xs.dtype(), "linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto gemm = cuda_gemm<T>();

@@ -1,13 +1,13 @@
 // log_softmax, nll_loss, cross_entropy (fused) and mse_loss, with their backward nodes.
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/ops.h"
-#include "kernels/cpu/loss.h"
-#include "nn/functional.h"
-#include "nn/functional_checks.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/loss.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/functional_checks.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/loss.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/loss.h"
 #endif
 
 namespace ember::nn::functional {
@@ -29,7 +29,7 @@ namespace {
 struct CudaContext {
   explicit CudaContext(const Tensor& t) : guard(t.device().index()), stream(cuda::current_stream(t.device().index())) {}
   cuda::DeviceGuard guard;
-  cudaStream_t stream;
+  cuda::Stream stream;
 };
 #endif
 

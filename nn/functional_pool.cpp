@@ -1,13 +1,13 @@
 // max_pool2d: checks, dispatch to kernels/cpu/pool, and its backward node (argmax routing).
-#include "core/autograd.h"
-#include "kernels/cpu/pool.h"
-#include "nn/functional.h"
-#include "nn/functional_checks.h"
+#include "ember/core/autograd.h"
+#include "ember/kernels/cpu/pool.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/functional_checks.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/backend.h"
-#include "core/cuda/stream.h"
-#include "kernels/cuda/pool.h"
-#include "kernels/vendor/cudnn_pool.h"
+#include "ember/core/backend.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/pool.h"
+#include "ember/kernels/vendor/cudnn_pool.h"
 #endif
 
 namespace ember::nn::functional {
@@ -24,7 +24,7 @@ Tensor max_pool2d_cuda(const Tensor& input, const Tensor& x, Tensor out, const k
   constexpr const char* op = "max_pool2d";
   const int device = x.device().index();
   cuda::DeviceGuard guard(device);
-  cudaStream_t stream = cuda::current_stream(device);
+  cuda::Stream stream = cuda::current_stream(device);
   const bool vendor = backend() == Backend::Vendor;
   Tensor argmax;
   if (vendor) {
@@ -48,7 +48,7 @@ Tensor max_pool2d_cuda(const Tensor& input, const Tensor& x, Tensor out, const k
       Tensor dx = empty(in_shape, {.dtype = dy.dtype(), .device = dy.device()});
       const int dev = dy.device().index();
       cuda::DeviceGuard guard(dev);
-      cudaStream_t stream = cuda::current_stream(dev);
+      cuda::Stream stream = cuda::current_stream(dev);
       if (vendor) {
         Tensor xs = saved_x.unpack("max_pool2d"), ys = saved_out.unpack("max_pool2d");
         visit_floating(dy.dtype(), "max_pool2d", [&](auto tag) {

@@ -1,8 +1,8 @@
-#include "nn/init.h"
+#include "ember/nn/init.h"
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/ops.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/ops.h"
 
 namespace ember::nn::init {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn::init {
 

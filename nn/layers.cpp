@@ -1,9 +1,9 @@
-#include "nn/layers.h"
+#include "ember/nn/layers.h"
 
 #include <cmath>
 
-#include "common/error.h"
-#include "nn/init.h"
+#include "ember/common/error.h"
+#include "ember/nn/init.h"
 
 namespace ember::nn {
 

@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/functional.h"
-#include "nn/module.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/module.h"
 
 namespace ember::nn {
 

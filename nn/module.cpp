@@ -1,12 +1,12 @@
-#include "nn/module.h"
+#include "ember/nn/module.h"
 
 #include <algorithm>
 #include <iomanip>
 #include <set>
 #include <sstream>
 
-#include "common/error.h"
-#include "core/autograd.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
 
 namespace ember::nn {
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::nn {
 

@@ -1,4 +1,4 @@
-#include "optim/optimizer.h"
+#include "ember/optim/optimizer.h"
 
 namespace ember::optim {
 

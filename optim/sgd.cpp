@@ -1,4 +1,4 @@
-#include "optim/sgd.h"
+#include "ember/optim/sgd.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "kernels/cpu/sgd.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/kernels/cpu/sgd.h"
 #ifdef EMBER_WITH_CUDA
-#include "core/cuda/stream.h"
-#include "kernels/cuda/sgd.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda/sgd.h"
 #endif
 
 namespace ember::optim {
@@ -53,7 +53,7 @@ struct PendingUpdate {
 void cuda_update(const std::vector<PendingUpdate>& pending, const SGDOptions& o) {
   const Device device = pending.front().param.device();
   cuda::DeviceGuard guard(device.index());
-  cudaStream_t stream = cuda::current_stream(device.index());
+  cuda::Stream stream = cuda::current_stream(device.index());
   kernels::cuda::SgdHyper hyper{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
                                 .weight_decay = o.weight_decay, .nesterov = o.nesterov};
   visit_floating(pending.front().param.dtype(), "sgd", [&](auto tag) {

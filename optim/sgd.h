@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "ember/optim/optimizer.h"
 
 namespace ember::optim {
 

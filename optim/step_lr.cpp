@@ -1,8 +1,8 @@
-#include "optim/step_lr.h"
+#include "ember/optim/step_lr.h"
 
 #include <cmath>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::optim {
 

@@ -1,4 +1,4 @@
-#include "parallel/communicator.h"
+#include "ember/parallel/communicator.h"
 
 namespace ember::parallel {
 

@@ -17,7 +17,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/tensor.h"
+#include "ember/core/tensor.h"
 
 namespace ember::parallel {
 

@@ -1,7 +1,7 @@
-#include "parallel/cpu_communicator.h"
+#include "ember/parallel/cpu_communicator.h"
 
-#include "common/error.h"
-#include "core/autograd.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
 
 namespace ember::parallel {
 

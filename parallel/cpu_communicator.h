@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "parallel/communicator.h"
+#include "ember/parallel/communicator.h"
 
 namespace ember::parallel {
 

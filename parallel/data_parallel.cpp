@@ -1,4 +1,4 @@
-#include "parallel/data_parallel.h"
+#include "ember/parallel/data_parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,15 +9,15 @@
 #include <set>
 #include <thread>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "data/distributed_sampler.h"
-#include "parallel/cpu_communicator.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/data/distributed_sampler.h"
+#include "ember/parallel/cpu_communicator.h"
 #ifdef EMBER_WITH_CUDA
-#include "parallel/nccl_communicator.h"
+#include "ember/parallel/nccl_communicator.h"
 #endif
 
 namespace ember::parallel {

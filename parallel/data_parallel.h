@@ -34,12 +34,12 @@
 #include <memory>
 #include <vector>
 
-#include "core/device.h"
-#include "core/tensor.h"
-#include "nn/module.h"
-#include "optim/sgd.h"
-#include "parallel/communicator.h"
-#include "parallel/replicated_optimizer.h"
+#include "ember/core/device.h"
+#include "ember/core/tensor.h"
+#include "ember/nn/module.h"
+#include "ember/optim/sgd.h"
+#include "ember/parallel/communicator.h"
+#include "ember/parallel/replicated_optimizer.h"
 
 namespace ember::parallel {
 

@@ -1,12 +1,12 @@
-#include "parallel/distributed.h"
+#include "ember/parallel/distributed.h"
 
-#include "common/error.h"
-#include "core/cuda/runtime.h"
+#include "ember/common/error.h"
+#include "ember/core/cuda/runtime.h"
 #ifdef EMBER_WITH_MPI
-#include "parallel/mpi_communicator.h"
+#include "ember/parallel/mpi_communicator.h"
 #endif
 #if defined(EMBER_WITH_MPI) && defined(EMBER_WITH_CUDA)
-#include "parallel/nccl_communicator.h"
+#include "ember/parallel/nccl_communicator.h"
 #endif
 
 namespace ember::parallel {

@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "core/device.h"
-#include "parallel/communicator.h"
+#include "ember/core/device.h"
+#include "ember/parallel/communicator.h"
 
 namespace ember::parallel {
 

@@ -9,7 +9,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::parallel::detail {
 inline std::string mpi_error_string(int code) {

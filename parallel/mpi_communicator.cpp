@@ -1,11 +1,11 @@
-#include "parallel/mpi_communicator.h"
+#include "ember/parallel/mpi_communicator.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "parallel/mpi_check.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/parallel/mpi_check.h"
 
 namespace ember::parallel {
 

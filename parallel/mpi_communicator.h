@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "parallel/communicator.h"
+#include "ember/parallel/communicator.h"
 
 namespace ember::parallel {
 

@@ -7,7 +7,7 @@
 
 #include <nccl.h>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::nccl_check {
 

@@ -1,4 +1,4 @@
-#include "parallel/nccl_communicator.h"
+#include "ember/parallel/nccl_communicator.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,10 +6,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/cuda_check.h"
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
-#include "parallel/nccl_check.h"
+#include "ember/common/cuda_check.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/parallel/nccl_check.h"
 
 namespace ember::parallel {
 

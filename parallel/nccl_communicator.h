@@ -8,8 +8,8 @@
 #include <array>
 #include <vector>
 
-#include "core/device.h"
-#include "parallel/communicator.h"
+#include "ember/core/device.h"
+#include "ember/parallel/communicator.h"
 
 namespace ember::parallel {
 

@@ -1,6 +1,6 @@
-#include "parallel/replicated_optimizer.h"
+#include "ember/parallel/replicated_optimizer.h"
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 namespace ember::parallel {
 

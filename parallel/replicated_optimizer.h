@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "ember/optim/optimizer.h"
 
 namespace ember::parallel {
 

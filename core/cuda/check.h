@@ -2,4 +2,4 @@
 // defines: EMBER_CUDA_CHECK, EMBER_CUDA_LAUNCH_CHECK
 #pragma once
 
-#include "common/cuda_check.h"
+#include "ember/common/cuda_check.h"

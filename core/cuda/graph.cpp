@@ -1,11 +1,11 @@
 // CUDA Graph capture and replay on a dedicated stream (see core/cuda/graph.h).
-#include "core/cuda/graph.h"
+#include "ember/core/cuda/graph.h"
 
 #include <string>
 
-#include "core/cuda/check.h"
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
+#include "ember/core/cuda/check.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
 
 namespace ember::cuda {
 

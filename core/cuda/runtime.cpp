@@ -6,9 +6,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "core/cuda/check.h"
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
+#include "ember/core/cuda/check.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
 
 namespace ember::cuda {
 

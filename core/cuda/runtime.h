@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/device.h"
+#include "ember/core/device.h"
 
 namespace ember::cuda {
 

@@ -1,15 +1,15 @@
-// core/cuda/runtime.h for a build without CUDA (EMBER_CUDA=OFF or no nvcc): no devices.
-#include "common/error.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/runtime.h"
+// core/cuda/runtime.h and stream.h for a build without CUDA (EMBER_CUDA=OFF or no nvcc): no
+// devices, so whatever needs one throws.
+#include "ember/common/error.h"
+#include "ember/core/cuda/graph.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cuda_unavailable.h"
 
 namespace ember::cuda {
 
 namespace {
-[[noreturn]] void no_cuda(const char* what) {
-  throw Error(ember::detail::str("cuda: ", what, ": no CUDA support in this build (configured with "
-                                 "EMBER_CUDA=OFF or without nvcc)"));
-}
+[[noreturn]] void no_cuda(const char* what) { kernels::cuda_not_built(what); }
 }  // namespace
 
 bool is_available() noexcept { return false; }
@@ -27,6 +27,18 @@ Graph::~Graph() = default;
 void Graph::capture(const std::function<void()>&) { no_cuda("Graph::capture"); }
 void Graph::replay() { no_cuda("Graph::replay"); }
 bool Graph::captured() const { return false; }
+
+Stream current_stream(int) { no_cuda("current_stream"); }
+void set_current_stream(int, Stream) { no_cuda("set_current_stream"); }
+DeviceGuard::DeviceGuard(int) { no_cuda("DeviceGuard"); }
+DeviceGuard::~DeviceGuard() = default;
+Event::Event(int device, bool) : device_(device) { no_cuda("Event"); }
+Event::~Event() = default;
+void Event::record(Stream) { no_cuda("Event::record"); }
+void Event::wait(Stream) const { no_cuda("Event::wait"); }
+void Event::synchronize() const { no_cuda("Event::synchronize"); }
+bool Event::query() const { no_cuda("Event::query"); }
+float Event::elapsed_ms(const Event&) const { no_cuda("Event::elapsed_ms"); }
 
 namespace detail {
 void* allocate(size_t, int) { no_cuda("allocate"); }

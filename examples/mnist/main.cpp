@@ -23,7 +23,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "ember.h"
+#include "ember/ember.h"
 #include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;

@@ -2,8 +2,8 @@
 // defines: ember::examples::Net
 #pragma once
 
-#include "nn/functional.h"
-#include "nn/layers.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/layers.h"
 
 namespace ember::examples {
 

@@ -1,8 +1,8 @@
-#include "kernels/cpu/activation.h"
+#include "ember/kernels/cpu/activation.h"
 
 #include <omp.h>
 
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/conv2d.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/cpu/conv2d_direct.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/gemm.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/conv2d_direct.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/conv2d.h"
 
 namespace ember::kernels::cpu {
 

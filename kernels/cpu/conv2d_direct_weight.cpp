@@ -5,8 +5,8 @@
 #include <array>
 #include <utility>
 
-#include "kernels/cpu/conv2d_direct.h"
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -1,9 +1,9 @@
-#include "kernels/cpu/dropout.h"
+#include "ember/kernels/cpu/dropout.h"
 
 #include <omp.h>
 
-#include "common/philox.h"
-#include "kernels/cpu/threading.h"
+#include "ember/common/philox.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/cpu/gemm.h"
+#include "ember/kernels/cpu/gemm.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "common/error.h"
-#include "kernels/cpu/threading.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

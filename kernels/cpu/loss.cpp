@@ -1,10 +1,10 @@
-#include "kernels/cpu/loss.h"
+#include "ember/kernels/cpu/loss.h"
 
 #include <omp.h>
 
 #include <cmath>
 
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 namespace {

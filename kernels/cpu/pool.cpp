@@ -1,4 +1,4 @@
-#include "kernels/cpu/pool.h"
+#include "ember/kernels/cpu/pool.h"
 
 #include <omp.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 #include <immintrin.h>
 

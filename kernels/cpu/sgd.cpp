@@ -1,10 +1,10 @@
-#include "kernels/cpu/sgd.h"
+#include "ember/kernels/cpu/sgd.h"
 
 #include <omp.h>
 
 #include <cassert>
 
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 

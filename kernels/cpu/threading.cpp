@@ -1,4 +1,4 @@
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/threading.h"
 
 #include <omp.h>
 

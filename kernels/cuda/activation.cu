@@ -1,12 +1,12 @@
 // relu forward / backward: grid-stride loops, float4 loads for aligned float data.
-#include "kernels/cuda/activation.h"
+#include "ember/kernels/cuda/activation.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
-#include "common/cuda_check.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {

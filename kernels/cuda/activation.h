@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::cuda {
 
@@ -12,10 +12,10 @@ namespace ember::kernels::cuda {
 // allowed. Requires device pointers on the stream's device; launches asynchronously on `stream`.
 // T is float or double. float uses 16-byte vector loads when x and y are both 16-byte aligned.
 template <class T>
-void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+void relu_forward(const T* x, T* y, int64_t n, Stream stream);
 
 // dx[i] = y[i] > 0 ? dy[i] : 0, with y the forward's output. dx may alias dy.
 template <class T>
-void relu_backward(const T* dy, const T* y, T* dx, int64_t n, cudaStream_t stream);
+void relu_backward(const T* dy, const T* y, T* dx, int64_t n, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -1,15 +1,15 @@
 // Hand-written conv2d on CUDA: one tiled implicit-GEMM kernel, specialised by a "problem" that
 // says how to gather the A and B tiles from the NCHW tensors and where each result goes.
-#include "kernels/cuda/conv2d.h"
+#include "ember/kernels/cuda/conv2d.h"
 
 #include <algorithm>
 #include <climits>
 #include <type_traits>
 #include <cstdint>
 
-#include "common/cuda_check.h"
-#include "common/error.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 

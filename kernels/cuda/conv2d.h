@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/conv2d.h"
 
 namespace ember::kernels::cuda {
 
@@ -26,13 +26,13 @@ using Conv2dShape = cpu::Conv2dShape;
 // columns = N * P * Q output pixels, reduction over C * R * S. Overwrites y; deterministic.
 template <class T>
 void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
-                    cudaStream_t stream);
+                    Stream stream);
 
 // dx given dy. GEMM view: rows = C, columns = N * H * W input pixels, reduction over K * R * S,
 // where (k, r, s) contributes to input pixel (h, w) only if (h + pad - r * dilation) / stride is
 // an integer in [0, P) (and likewise for w). Overwrites dx (pixels no window reads get 0).
 template <class T>
-void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, cudaStream_t stream);
+void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, Stream stream);
 
 // Elements of T that conv2d_backward_weight needs as workspace (0 when it needs none): the batch
 // is split into groups of images whose partial weight gradients are summed in a second pass.
@@ -44,6 +44,6 @@ int64_t conv2d_backward_weight_workspace(const Conv2dShape& s);
 // Overwrites dw and dbias; deterministic (fixed summation order, no atomics).
 template <class T>
 void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null, const Conv2dShape& s,
-                            T* workspace, cudaStream_t stream);
+                            T* workspace, Stream stream);
 
 }  // namespace ember::kernels::cuda

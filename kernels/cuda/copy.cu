@@ -1,7 +1,7 @@
 // Strided copy with dtype cast, and fill, on one CUDA device.
-#include "kernels/cuda/copy.h"
+#include "ember/kernels/cuda/copy.h"
 
-#include "kernels/cuda/strided.cuh"
+#include "ember/kernels/cuda/strided.cuh"
 
 namespace ember::kernels::cuda {
 

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/elementwise.h"
+#include "ember/kernels/cpu/elementwise.h"
 
 namespace ember::kernels::cuda {
 
@@ -33,14 +33,14 @@ struct StridedLayout {
 // stream's device and the loop to merge to at most kMaxDims dims (throws ember::Error naming copy_
 // otherwise). Launches asynchronously on `stream`; does nothing for an empty loop.
 void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const cpu::StridedLoop<2>& loop,
-               cudaStream_t stream);
+               Stream stream);
 
 // The same over two StridedLayouts of the same sizes (`numel` elements).
 void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, const void* src,
-                  const StridedLayout& src_layout, int src_dtype, int64_t numel, cudaStream_t stream);
+                  const StridedLayout& src_layout, int src_dtype, int64_t numel, Stream stream);
 
 // Sets every element of a contiguous buffer of `numel` elements of `dtype` to `value`, converted
 // as a host static_cast<T>(value) does (bool: value != 0).
-void fill(void* dst, int dtype, int64_t numel, double value, cudaStream_t stream);
+void fill(void* dst, int dtype, int64_t numel, double value, Stream stream);
 
 }  // namespace ember::kernels::cuda

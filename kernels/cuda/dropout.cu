@@ -1,11 +1,11 @@
 // Dropout: one thread per Philox block (4 elements), exactly the CPU kernel's draw per element.
-#include "kernels/cuda/dropout.h"
+#include "ember/kernels/cuda/dropout.h"
 
 #include <algorithm>
 
-#include "common/cuda_check.h"
-#include "common/philox.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/common/philox.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {

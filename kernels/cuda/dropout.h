@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::cuda {
 
@@ -14,11 +14,11 @@ namespace ember::kernels::cuda {
 // for the same (seed, offset). The caller advances its offset by ember::philox::counters_for(n).
 template <class T>
 void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed,
-                     uint64_t offset, cudaStream_t stream);
+                     uint64_t offset, Stream stream);
 
 // dx[i] = mask[i] ? dy[i] * T(1 / (1 - p)) : 0. dx may alias dy.
 template <class T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p,
-                      cudaStream_t stream);
+                      Stream stream);
 
 }  // namespace ember::kernels::cuda

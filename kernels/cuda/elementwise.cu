@@ -1,10 +1,10 @@
 // Element-wise binary, unary and where kernels: one templated device functor per op code, run by
 // strided.cuh's flat or strided grid-stride loop (Note [Element-wise launch]).
-#include "kernels/cuda/elementwise.h"
+#include "ember/kernels/cuda/elementwise.h"
 
 #include <type_traits>
 
-#include "kernels/cuda/strided.cuh"
+#include "ember/kernels/cuda/strided.cuh"
 
 namespace ember::kernels::cuda {
 

@@ -12,10 +12,10 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cuda/copy.h"
+#include "ember/kernels/cpu/elementwise.h"
+#include "ember/kernels/cuda/copy.h"
 
 namespace ember::kernels::cuda {
 
@@ -31,15 +31,15 @@ constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 // (Add only) is converted to the compute type on the host, as the CPU kernel does.
 // Maximum / Minimum propagate NaN (the first operand's when both are NaN).
 void binary(BinaryOp op, int compute_dtype, void* out, const void* a, const void* b,
-            const cpu::StridedLoop<3>& loop, double alpha, cudaStream_t stream, const char* name);
+            const cpu::StridedLoop<3>& loop, double alpha, Stream stream, const char* name);
 
 // out = op(a), out and a of `dtype`. `scalar` is PowScalar's exponent.
 void unary(UnaryOp op, int dtype, void* out, const void* a, const cpu::StridedLoop<2>& loop, double scalar,
-           cudaStream_t stream, const char* name);
+           Stream stream, const char* name);
 
 // out = condition ? a : b; condition is bool or uint8 (nonzero is true), out, a and b of `dtype`.
 // Loop operands: 0 out, 1 condition, 2 a, 3 b.
 void where(int dtype, void* out, const uint8_t* condition, const void* a, const void* b,
-           const cpu::StridedLoop<4>& loop, cudaStream_t stream);
+           const cpu::StridedLoop<4>& loop, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -1,14 +1,14 @@
 // Hand-written GEMM on CUDA: the float32 SGEMM (after siboehm's "How to optimize a CUDA matmul
 // kernel" worklog: block tiling, 2-D register blocking, vectorised loads, double buffering), a
 // simple float64 kernel, and linear's bias helpers.
-#include "kernels/cuda/gemm.h"
+#include "ember/kernels/cuda/gemm.h"
 
 #include <algorithm>
 #include <cstdint>
 
-#include "common/cuda_check.h"
-#include "kernels/cuda/launch.cuh"
-#include "common/error.h"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/cuda/launch.cuh"
+#include "ember/common/error.h"
 
 namespace ember::kernels::cuda {
 

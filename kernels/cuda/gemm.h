@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::cuda {
 
@@ -25,22 +25,22 @@ namespace ember::kernels::cuda {
 //   columns in float32, 65535 * 64 in float64.
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, cudaStream_t stream);
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, Stream stream);
 
 // `batch` independent products: matrix i of X starts at X + i * stride_x. stride_a or stride_b
 // may be 0 (one matrix broadcast over the batch); C's matrices must not overlap each other.
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta,
-                  T* C, int64_t ldc, int64_t stride_c, int64_t batch, cudaStream_t stream);
+                  T* C, int64_t ldc, int64_t stride_c, int64_t batch, Stream stream);
 
 // out[i, j] = row[j] for a contiguous out of [rows, cols] (linear's bias, before a beta = 1 GEMM).
 template <class T>
-void broadcast_rows(const T* row, int64_t rows, int64_t cols, T* out, cudaStream_t stream);
+void broadcast_rows(const T* row, int64_t rows, int64_t cols, T* out, Stream stream);
 
 // out[j] = sum over i of x[i, j], x contiguous [rows, cols] (linear's bias gradient). rows == 0
 // gives zeros. Deterministic: a fixed summation order.
 template <class T>
-void column_sums(const T* x, int64_t rows, int64_t cols, T* out, cudaStream_t stream);
+void column_sums(const T* x, int64_t rows, int64_t cols, T* out, Stream stream);
 
 }  // namespace ember::kernels::cuda

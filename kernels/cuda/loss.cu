@@ -2,12 +2,12 @@
 // warp (up to kWarpRowLimit columns) or a block, reduce with shuffles (and shared memory across
 // warps), and subtract the row max before exponentiating. Element-wise parts (the nll and
 // cross-entropy backwards, mse) take one thread per element. Sums to one number take one block.
-#include "kernels/cuda/loss.h"
+#include "ember/kernels/cuda/loss.h"
 
 #include <algorithm>
 
-#include "common/cuda_check.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {

@@ -1,11 +1,11 @@
 // max_pool2d: one thread per output element forward, one thread per input element backward
 // (a gather over the windows that contain it, so overlapping windows need no atomics).
-#include "kernels/cuda/pool.h"
+#include "ember/kernels/cuda/pool.h"
 
 #include <algorithm>
 
-#include "common/cuda_check.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {

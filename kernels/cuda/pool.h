@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/pool.h"  // Pool2dShape: plain geometry, shared by both devices
+#include "ember/kernels/cpu/pool.h"  // Pool2dShape: plain geometry, shared by both devices
 
 namespace ember::kernels::cuda {
 
@@ -17,13 +17,13 @@ using kernels::cpu::Pool2dShape;
 // device. Guarantees the CPU kernel's conventions: padding counts as -inf, a NaN in a window is
 // its max (the last NaN's index), ties keep the first index in row-major window order.
 template <class T>
-void max_pool2d_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s, cudaStream_t stream);
+void max_pool2d_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s, Stream stream);
 
 // dx[plane][i] = sum of dy over the outputs of that plane whose argmax is i (overlapping windows
 // accumulate). Requires argmax from max_pool2d_forward on the same shape. Guarantees: overwrites
 // dx; deterministic, no atomics (each input element gathers from the windows that contain it,
 // in output order, as the CPU kernel sums).
 template <class T>
-void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s, cudaStream_t stream);
+void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -1,12 +1,12 @@
 // Sum and max / min (with indices) over [kept, reduced] index spaces: one block-tree reduction
 // kernel, optionally split over the reduced range and finished by a second launch
 // (Note [Deterministic reductions] in reduce.h).
-#include "kernels/cuda/reduce.h"
+#include "ember/kernels/cuda/reduce.h"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/cuda/strided.cuh"
+#include "ember/kernels/cuda/strided.cuh"
 
 namespace ember::kernels::cuda {
 

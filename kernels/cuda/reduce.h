@@ -12,10 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cuda/copy.h"
+#include "ember/kernels/cpu/elementwise.h"
+#include "ember/kernels/cuda/copy.h"
 
 namespace ember::kernels::cuda {
 
@@ -35,7 +35,7 @@ size_t sum_workspace_bytes(const ReduceLoop& loop);
 // and bool give int64 (out_dtype must say so). A reduced range of 0 elements gives 0. `workspace`
 // holds at least sum_workspace_bytes(loop) bytes on the device (may be null when that is 0).
 void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoop& loop, void* workspace,
-         size_t workspace_bytes, cudaStream_t stream);
+         size_t workspace_bytes, Stream stream);
 
 // Bytes of device workspace extremum() needs for this loop and dtype; 0 when it needs none.
 size_t extremum_workspace_bytes(const ReduceLoop& loop, int dtype);
@@ -44,6 +44,6 @@ size_t extremum_workspace_bytes(const ReduceLoop& loop, int dtype);
 // first r on ties, and the first NaN wins over every number. Requires a non-empty reduced range.
 // values has `dtype` (float32, float64, int64, uint8 or bool), indices are int64, both contiguous.
 void extremum(bool take_max, void* values, int64_t* indices, const void* in, int dtype, const ReduceLoop& loop,
-              void* workspace, size_t workspace_bytes, cudaStream_t stream);
+              void* workspace, size_t workspace_bytes, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -1,15 +1,15 @@
 // Multi-tensor SGD: each launch carries up to kSgdTensorsPerLaunch tensors' pointers and a table
 // mapping each block to (tensor, chunk); a block updates kSgdChunk elements of its tensor.
-#include "kernels/cuda/sgd.h"
+#include "ember/kernels/cuda/sgd.h"
 
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
-#include "common/cuda_check.h"
-#include "common/error.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
 namespace {

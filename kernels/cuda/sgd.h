@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::cuda {
 
@@ -39,6 +39,6 @@ inline constexpr int kSgdBlocksPerLaunch = 256;
 inline constexpr int64_t kSgdChunk = 16384;
 
 template <class T>
-void sgd_update_multi(const SgdTensor<T>* tensors, size_t count, const SgdHyper& hyper, cudaStream_t stream);
+void sgd_update_multi(const SgdTensor<T>* tensors, size_t count, const SgdHyper& hyper, Stream stream);
 
 }  // namespace ember::kernels::cuda

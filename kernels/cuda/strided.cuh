@@ -16,11 +16,11 @@
 
 #include <cuda_runtime.h>
 
-#include "common/cuda_check.h"
-#include "common/error.h"
-#include "kernels/cpu/elementwise.h"
-#include "kernels/cuda/copy.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cpu/elementwise.h"
+#include "ember/kernels/cuda/copy.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda::detail {
 

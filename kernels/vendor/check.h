@@ -6,7 +6,7 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "common/error.h"
+#include "ember/common/error.h"
 
 #define EMBER_CUBLAS_CHECK(call)                                                                 \
   do {                                                                                           \

@@ -1,11 +1,11 @@
 // cuBLAS GEMM, row-major operands mapped onto column-major by swapping them.
-#include "kernels/vendor/cublas_gemm.h"
+#include "ember/kernels/vendor/cublas_gemm.h"
 
 #include <climits>
 
-#include "common/cuda_check.h"
-#include "kernels/vendor/check.h"
-#include "kernels/vendor/handles.h"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/vendor/check.h"
+#include "ember/kernels/vendor/handles.h"
 
 namespace ember::kernels::vendor {
 

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::vendor {
 
@@ -18,12 +18,12 @@ namespace ember::kernels::vendor {
 // when cuBLAS fails.
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, cudaStream_t stream);
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, Stream stream);
 
 // cublas{S,D}gemmStridedBatched (a stride of 0 broadcasts A or B over the batch).
 template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta,
-                  T* C, int64_t ldc, int64_t stride_c, int64_t batch, cudaStream_t stream);
+                  T* C, int64_t ldc, int64_t stride_c, int64_t batch, Stream stream);
 
 }  // namespace ember::kernels::vendor

@@ -1,11 +1,11 @@
 // relu via cuDNN's (legacy, still supported in cuDNN 9) activation API, on flat 1x1x1xN views.
-#include "kernels/vendor/cudnn_activation.h"
+#include "ember/kernels/vendor/cudnn_activation.h"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/vendor/check.h"
-#include "kernels/vendor/handles.h"
+#include "ember/kernels/vendor/check.h"
+#include "ember/kernels/vendor/handles.h"
 
 // cuDNN 9 marks the legacy activation API deprecated; it is the documented way to run one op.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
 namespace ember::kernels::vendor {
 
@@ -13,11 +13,11 @@ namespace ember::kernels::vendor {
 // T float or double. Launches on `stream` with this thread's cuDNN handle for `device`. Throws
 // ember::Error naming the cuDNN call on failure.
 template <class T>
-void cudnn_relu_forward(const T* x, T* y, int64_t n, int device, cudaStream_t stream);
+void cudnn_relu_forward(const T* x, T* y, int64_t n, int device, Stream stream);
 
 // dx[i] = y[i] > 0 ? dy[i] : 0 with y the forward's output (cuDNN is given y as both x and y:
 // relu(y) = y and y > 0 exactly where x > 0).
 template <class T>
-void cudnn_relu_backward(const T* dy, const T* y, T* dx, int64_t n, int device, cudaStream_t stream);
+void cudnn_relu_backward(const T* dy, const T* y, T* dx, int64_t n, int device, Stream stream);
 
 }  // namespace ember::kernels::vendor

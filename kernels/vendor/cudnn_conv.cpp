@@ -1,14 +1,14 @@
 // cuDNN convolution: descriptors per call, algorithms per shape from cuDNN's heuristics.
-#include "kernels/vendor/cudnn_conv.h"
+#include "ember/kernels/vendor/cudnn_conv.h"
 
 #include <array>
 #include <climits>
 #include <map>
 #include <type_traits>
 
-#include "common/cuda_check.h"
-#include "kernels/vendor/check.h"
-#include "kernels/vendor/handles.h"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/vendor/check.h"
+#include "ember/kernels/vendor/handles.h"
 
 namespace ember::kernels::vendor {
 

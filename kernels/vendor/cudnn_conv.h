@@ -11,9 +11,9 @@
 
 #include <cstddef>
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/conv2d.h"
 
 namespace ember::kernels::vendor {
 
@@ -22,24 +22,24 @@ using Conv2dShape = cpu::Conv2dShape;
 // Workspace bytes the matching call below needs for shape `s` and T (float or double) on the
 // current device; also picks and caches the algorithm. `stream` binds the thread's handle.
 template <class T>
-size_t conv2d_forward_workspace(const Conv2dShape& s, cudaStream_t stream);
+size_t conv2d_forward_workspace(const Conv2dShape& s, Stream stream);
 template <class T>
-size_t conv2d_backward_input_workspace(const Conv2dShape& s, cudaStream_t stream);
+size_t conv2d_backward_input_workspace(const Conv2dShape& s, Stream stream);
 template <class T>
-size_t conv2d_backward_weight_workspace(const Conv2dShape& s, cudaStream_t stream);
+size_t conv2d_backward_weight_workspace(const Conv2dShape& s, Stream stream);
 
 // Same contracts as kernels::cuda::conv2d_* (contiguous NCHW, batch >= 0), with a device
 // workspace of at least the queried bytes (may be nullptr when that is 0). Every size must fit
 // cuDNN's 32-bit ints. Throws ember::Error when cuDNN fails or the workspace is too small.
 template <class T>
 void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
-                    void* workspace, size_t workspace_bytes, cudaStream_t stream);
+                    void* workspace, size_t workspace_bytes, Stream stream);
 template <class T>
 void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, void* workspace,
-                           size_t workspace_bytes, cudaStream_t stream);
+                           size_t workspace_bytes, Stream stream);
 // dbias_or_null may be nullptr.
 template <class T>
 void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null, const Conv2dShape& s,
-                            void* workspace, size_t workspace_bytes, cudaStream_t stream);
+                            void* workspace, size_t workspace_bytes, Stream stream);
 
 }  // namespace ember::kernels::vendor

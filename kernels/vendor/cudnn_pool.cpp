@@ -1,12 +1,12 @@
 // max_pool2d via cuDNN's (legacy, still supported in cuDNN 9) pooling API.
-#include "kernels/vendor/cudnn_pool.h"
+#include "ember/kernels/vendor/cudnn_pool.h"
 
 #include <climits>
 #include <type_traits>
 
-#include "common/error.h"
-#include "kernels/vendor/check.h"
-#include "kernels/vendor/handles.h"
+#include "ember/common/error.h"
+#include "ember/kernels/vendor/check.h"
+#include "ember/kernels/vendor/handles.h"
 
 // cuDNN 9 marks the legacy pooling API deprecated; it is the documented way to run one op.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"

@@ -3,9 +3,9 @@
 // defines: ember::kernels::vendor::cudnn_max_pool2d_forward, cudnn_max_pool2d_backward
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "ember/kernels/stream.h"
 
-#include "kernels/cpu/pool.h"  // Pool2dShape
+#include "ember/kernels/cpu/pool.h"  // Pool2dShape
 
 namespace ember::kernels::vendor {
 
@@ -16,7 +16,7 @@ using kernels::cpu::Pool2dShape;
 // of `device` (the current device) with every size and the element count below 2^31, T float or
 // double. Throws ember::Error naming the cuDNN call on failure.
 template <class T>
-void cudnn_max_pool2d_forward(const T* x, T* y, const Pool2dShape& s, int device, cudaStream_t stream);
+void cudnn_max_pool2d_forward(const T* x, T* y, const Pool2dShape& s, int device, Stream stream);
 
 // dx = the gradient routed to each window's max (cuDNN finds it again from x and y, so it needs
 // both; overlapping windows accumulate). Uses CUDNN_POOLING_MAX_DETERMINISTIC, the
@@ -24,6 +24,6 @@ void cudnn_max_pool2d_forward(const T* x, T* y, const Pool2dShape& s, int device
 // kernels (first index in window order); inputs without ties give the same dx. Overwrites dx.
 template <class T>
 void cudnn_max_pool2d_backward(const T* x, const T* y, const T* dy, T* dx, const Pool2dShape& s, int device,
-                               cudaStream_t stream);
+                               Stream stream);
 
 }  // namespace ember::kernels::vendor

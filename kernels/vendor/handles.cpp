@@ -1,9 +1,9 @@
 // Per-thread, per-device cuBLAS and cuDNN handles.
-#include "kernels/vendor/handles.h"
+#include "ember/kernels/vendor/handles.h"
 
 #include <unordered_map>
 
-#include "kernels/vendor/check.h"
+#include "ember/kernels/vendor/check.h"
 
 namespace ember::kernels::vendor {
 

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <vector>
 
-#include "core/autograd.h"
-#include "core/generator.h"
-#include "core/ops.h"
+#include "ember/core/autograd.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
 
 using ember::Tensor;
 

@@ -1,7 +1,7 @@
 // The backend switch between hand-written and vendor CUDA kernels.
 #include <catch2/catch.hpp>
 
-#include "core/backend.h"
+#include "ember/core/backend.h"
 
 TEST_CASE("set_backend switches between hand-written and vendor kernels; BackendGuard restores") {
   ember::Backend start = ember::backend();

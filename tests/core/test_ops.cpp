@@ -1,8 +1,8 @@
 // Element-wise ops, broadcasting, promotion, reductions and matmul.
 #include <catch2/catch.hpp>
 
-#include "core/generator.h"
-#include "core/ops.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
 
 using ember::Tensor;
 

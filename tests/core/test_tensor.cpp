@@ -4,11 +4,11 @@
 #include <limits>
 #include <sstream>
 
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 using ember::Tensor;
 

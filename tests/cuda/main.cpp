@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/cuda/runtime.h"
+#include "ember/core/cuda/runtime.h"
 
 int main(int argc, char** argv) {
   if (ember::cuda::device_count() == 0) {

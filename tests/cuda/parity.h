@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd.h"
-#include "core/backend.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/autograd.h"
+#include "ember/core/backend.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 namespace parity {
 

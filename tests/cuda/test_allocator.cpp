@@ -1,9 +1,9 @@
 // The caching allocator under a repeating load, and out-of-memory.
 #include <catch2/catch.hpp>
 
-#include "common/error.h"
-#include "core/cuda/runtime.h"
-#include "core/tensor.h"
+#include "ember/common/error.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/tensor.h"
 
 using ember::Tensor;
 

@@ -2,14 +2,14 @@
 // eager steps, without new cudaMalloc calls; a step that waits for the GPU fails to capture.
 #include <catch2/catch.hpp>
 
-#include "core/autograd.h"
-#include "core/cuda/graph.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/graph.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
 #include "examples/mnist/net.h"
-#include "nn/functional.h"
-#include "optim/sgd.h"
+#include "ember/nn/functional.h"
+#include "ember/optim/sgd.h"
 
 using ember::Tensor;
 namespace F = ember::nn::functional;

@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "nn/layers.h"
-#include "optim/sgd.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/nn/layers.h"
+#include "ember/optim/sgd.h"
 
 using ember::Tensor;
 

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/generator.h"
+#include "ember/core/generator.h"
 #include "parity.h"
 
 using ember::DType;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/runtime.h"
-#include "core/ops.h"
-#include "nn/functional.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/ops.h"
+#include "ember/nn/functional.h"
 #include "parity.h"
 
 using ember::Shape;

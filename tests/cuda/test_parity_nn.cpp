@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "kernels/cpu/dropout.h"
-#include "kernels/cuda/dropout.h"
-#include "nn/functional.h"
-#include "optim/sgd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/kernels/cpu/dropout.h"
+#include "ember/kernels/cuda/dropout.h"
+#include "ember/nn/functional.h"
+#include "ember/optim/sgd.h"
 #include "parity.h"
 
 using ember::Shape;

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 using ember::Shape;
 using ember::Tensor;

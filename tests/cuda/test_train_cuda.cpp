@@ -6,17 +6,17 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "data/dataloader.h"
-#include "data/dataset.h"
-#include "data/mnist.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/data/dataloader.h"
+#include "ember/data/dataset.h"
+#include "ember/data/mnist.h"
 #include "examples/mnist/net.h"
-#include "nn/checkpoint.h"
-#include "nn/functional.h"
-#include "optim/sgd.h"
+#include "ember/nn/checkpoint.h"
+#include "ember/nn/functional.h"
+#include "ember/optim/sgd.h"
 
 using ember::Tensor;
 namespace F = ember::nn::functional;

@@ -20,7 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cuda/copy.h"
+#include "ember/kernels/cuda/copy.h"
 
 namespace ember::test {
 

@@ -2,8 +2,8 @@
 // scalar path that misaligned float pointers and doubles take.
 #include "emulated_checks.h"
 
-#include "kernels/cpu/activation.h"
-#include "kernels/cuda/activation.h"
+#include "ember/kernels/cpu/activation.h"
+#include "ember/kernels/cuda/activation.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/conv2d.h"
-#include "kernels/cuda/conv2d.h"
+#include "ember/kernels/cpu/conv2d.h"
+#include "ember/kernels/cuda/conv2d.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

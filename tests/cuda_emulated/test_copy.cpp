@@ -10,8 +10,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "common/error.h"
-#include "kernels/cuda/copy.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cuda/copy.h"
 
 namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;

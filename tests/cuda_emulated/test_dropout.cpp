@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/philox.h"
-#include "kernels/cpu/dropout.h"
-#include "kernels/cuda/dropout.h"
+#include "ember/common/philox.h"
+#include "ember/kernels/cpu/dropout.h"
+#include "ember/kernels/cuda/dropout.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "common/error.h"
-#include "kernels/cuda/elementwise.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cuda/elementwise.h"
 
 namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;

@@ -8,9 +8,9 @@
 
 #include <cuda_runtime.h>
 
-#include "common/cuda_check.h"
-#include "kernels/cuda/emulator/schedule.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/kernels/cuda/emulator/schedule.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace emu = ember::emu;
 using Catch::Matchers::Contains;

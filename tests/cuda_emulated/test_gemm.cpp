@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/gemm.h"
-#include "kernels/cuda/gemm.h"
+#include "ember/kernels/cpu/gemm.h"
+#include "ember/kernels/cuda/gemm.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/loss.h"
-#include "kernels/cuda/loss.h"
+#include "ember/kernels/cpu/loss.h"
+#include "ember/kernels/cuda/loss.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

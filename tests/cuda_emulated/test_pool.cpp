@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/pool.h"
-#include "kernels/cuda/pool.h"
+#include "ember/kernels/cpu/pool.h"
+#include "ember/kernels/cuda/pool.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

@@ -14,8 +14,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "common/error.h"
-#include "kernels/cuda/reduce.h"
+#include "ember/common/error.h"
+#include "ember/kernels/cuda/reduce.h"
 
 namespace cuda = ember::kernels::cuda;
 using namespace ember::test;  // the shared checks and dtype tags of emulated_checks.h

@@ -4,8 +4,8 @@
 // first steps and later ones, and a tensor split across launches by kSgdBlocksPerLaunch.
 #include "emulated_checks.h"
 
-#include "kernels/cpu/sgd.h"
-#include "kernels/cuda/sgd.h"
+#include "ember/kernels/cpu/sgd.h"
+#include "ember/kernels/cuda/sgd.h"
 
 namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;

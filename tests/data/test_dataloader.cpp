@@ -8,8 +8,8 @@
 #include <optional>
 #include <thread>
 
-#include "core/ops.h"
-#include "data/dataloader.h"
+#include "ember/core/ops.h"
+#include "ember/data/dataloader.h"
 
 using ember::Tensor;
 namespace data = ember::data;

@@ -1,8 +1,8 @@
 // Dataset's default batching, TensorDataset and gather_rows.
 #include <catch2/catch.hpp>
 
-#include "core/ops.h"
-#include "data/dataset.h"
+#include "ember/core/ops.h"
+#include "ember/data/dataset.h"
 
 using ember::Tensor;
 namespace data = ember::data;

@@ -1,8 +1,8 @@
 // The IDX reader: raw and gzipped files, and every way a file can be wrong.
 #include <catch2/catch.hpp>
 
-#include "core/ops.h"
-#include "data/idx.h"
+#include "ember/core/ops.h"
+#include "ember/data/idx.h"
 #include "idx_test_files.h"
 
 using ember::Tensor;

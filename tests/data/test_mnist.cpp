@@ -3,8 +3,8 @@
 
 #include <array>
 
-#include "core/ops.h"
-#include "data/mnist.h"
+#include "ember/core/ops.h"
+#include "ember/data/mnist.h"
 #include "idx_test_files.h"
 
 using ember::Tensor;
@@ -33,7 +33,9 @@ TEST_CASE("MNIST reports a missing folder and says how to get the data") {
   std::string missing = dir / "mnist";
   REQUIRE_THROWS_WITH(data::MNIST(missing, data::Split::Train),
                       Catch::Contains("data folder " + missing + " does not exist") &&
-                          Catch::Contains("run scripts/fetch-mnist " + missing));
+                          Catch::Contains("should hold MNIST's IDX files train-images-idx3-ubyte and "
+                                          "train-labels-idx1-ubyte") &&
+                          Catch::Contains("yann.lecun.com/exdb/mnist") && !Catch::Contains("scripts/"));
 }
 
 TEST_CASE("MNIST reports a missing file by its path and says how to get the data") {
@@ -41,7 +43,9 @@ TEST_CASE("MNIST reports a missing file by its path and says how to get the data
   write_gz(dir / "t10k-images-idx3-ubyte.gz", idx_images(2, 28, 28, 2 * 784));
   REQUIRE_THROWS_WITH(data::MNIST(dir.path().string(), data::Split::Test),
                       Catch::Contains((dir / "t10k-labels-idx1-ubyte.gz") + " not found") &&
-                          Catch::Contains("run scripts/fetch-mnist " + dir.path().string()));
+                          Catch::Contains("the folder " + dir.path().string() + " should hold MNIST's IDX files "
+                                          "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte") &&
+                          !Catch::Contains("scripts/"));
   REQUIRE_THROWS_WITH(data::MNIST(dir.path().string(), data::Split::Train),
                       Catch::Contains("train-images-idx3-ubyte.gz not found"));
 }

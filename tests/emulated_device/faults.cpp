@@ -12,10 +12,10 @@
 
 #include <cuda_runtime.h>
 
-#include "common/cuda_check.h"
-#include "core/cuda/runtime.h"
-#include "core/tensor.h"
-#include "kernels/cuda/launch.cuh"
+#include "ember/common/cuda_check.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/tensor.h"
+#include "ember/kernels/cuda/launch.cuh"
 
 namespace {
 

@@ -7,11 +7,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/autograd.h"
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/autograd.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 using ember::Tensor;
 

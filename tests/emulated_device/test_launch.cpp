@@ -8,12 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/backend.h"
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
-#include "core/ops.h"
-#include "core/tensor.h"
-#include "kernels/cuda/copy.h"
+#include "ember/core/backend.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
+#include "ember/kernels/cuda/copy.h"
 
 using ember::Tensor;
 

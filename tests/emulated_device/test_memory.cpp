@@ -8,9 +8,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/error.h"
-#include "core/cuda/runtime.h"
-#include "core/tensor.h"
+#include "ember/common/error.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/tensor.h"
 
 using ember::Tensor;
 

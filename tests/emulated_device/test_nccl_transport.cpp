@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cuda/emulator/device/nccl_transport.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport.h"
 
 using ember::emu::nccl::Endpoint;
 using ember::emu::nccl::new_clique_name;

@@ -5,10 +5,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "core/cuda/runtime.h"
-#include "core/cuda/stream.h"
-#include "core/ops.h"
-#include "core/tensor.h"
+#include "ember/core/cuda/runtime.h"
+#include "ember/core/cuda/stream.h"
+#include "ember/core/ops.h"
+#include "ember/core/tensor.h"
 
 using ember::Tensor;
 

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/activation.h"
+#include "ember/kernels/cpu/activation.h"
 
 namespace cpu = ember::kernels::cpu;
 

@@ -6,9 +6,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/conv2d.h"
-#include "kernels/cpu/conv2d_direct.h"
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
 

@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "common/philox.h"
-#include "kernels/cpu/dropout.h"
-#include "kernels/cpu/threading.h"
+#include "ember/common/philox.h"
+#include "ember/kernels/cpu/dropout.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
 

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/gemm.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
 

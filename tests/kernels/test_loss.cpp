@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/loss.h"
+#include "ember/kernels/cpu/loss.h"
 
 namespace cpu = ember::kernels::cpu;
 

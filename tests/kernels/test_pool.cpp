@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/pool.h"
-#include "kernels/cpu/threading.h"
+#include "ember/kernels/cpu/pool.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
 

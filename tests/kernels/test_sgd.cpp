@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/sgd.h"
+#include "ember/kernels/cpu/sgd.h"
 
 namespace cpu = ember::kernels::cpu;
 

@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
-#include "nn/checkpoint.h"
+#include "ember/core/ops.h"
+#include "ember/nn/checkpoint.h"
+#include "ember/nn/module.h"
 
 using ember::Tensor;
 namespace fs = std::filesystem;
@@ -142,7 +143,7 @@ TEST_CASE("a save that fails mid-write (file size limit) keeps the old file and 
   }
   ::setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, SIG_DFL);
-  CHECK_THAT(message, Catch::Contains("save: writing") && Catch::Contains("failed"));
+  CHECK_THAT(message, Catch::StartsWith("write_safetensors: writing") && Catch::Contains("failed"));
   CHECK(ember::allclose(ember::nn::read_safetensors(path).at("w"), ember::ones({3})));
   int files = 0;
   for ([[maybe_unused]] auto& entry : fs::directory_iterator(dir)) ++files;
@@ -191,8 +192,24 @@ TEST_CASE("a tensor name that is not UTF-8 fails the save with an ember::Error a
   fs::path dir = temp_dir() / "utf8";
   fs::create_directories(dir);
   REQUIRE_THROWS_WITH(ember::nn::write_safetensors(dir / "m.safetensors", {{"bad\xff", ember::ones({1})}}),
-                      Catch::Contains("save: ") && Catch::Contains("UTF-8"));
+                      Catch::StartsWith("write_safetensors: ") && Catch::Contains("UTF-8"));
   CHECK(fs::is_empty(dir));
+}
+
+// Issue 16: an error begins with the public function the user called, not the one it calls.
+TEST_CASE("checkpoint errors begin with the function the user called") {
+  fs::path dir = temp_dir() / "prefixes";
+  fs::create_directories(dir);
+  const std::string missing = (dir / "missing.safetensors").string();
+  REQUIRE_THROWS_WITH(ember::nn::read_safetensors(missing), Catch::StartsWith("read_safetensors: cannot open " + missing));
+  ember::nn::Module model;  // the file fails before any parameter is looked at
+  REQUIRE_THROWS_WITH(ember::load(model, missing), Catch::StartsWith("load: cannot open " + missing));
+  write_bytes(dir / "bad-json", with_header("{not json"));
+  REQUIRE_THROWS_WITH(ember::load(model, (dir / "bad-json").string()), Catch::StartsWith("load: ") && Catch::Contains("corrupt JSON header"));
+  const std::string nowhere = (dir / "nope" / "m.safetensors").string();
+  REQUIRE_THROWS_WITH(ember::nn::write_safetensors(nowhere, {{"w", ember::ones({1})}}),
+                      Catch::StartsWith("write_safetensors: cannot create a temporary file beside"));
+  REQUIRE_THROWS_WITH(ember::save(model, nowhere), Catch::StartsWith("save: cannot create a temporary file beside"));
 }
 
 // Issue 20, point 4: temporaries of a save killed part of the way are removed by the next save.

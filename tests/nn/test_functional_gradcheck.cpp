@@ -5,10 +5,10 @@
 #include <functional>
 #include <vector>
 
-#include "core/autograd.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "nn/functional.h"
+#include "ember/core/autograd.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/nn/functional.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "core/autograd.h"
-#include "core/ops.h"
-#include "nn/checkpoint.h"
-#include "nn/functional.h"
+#include "ember/core/autograd.h"
+#include "ember/core/ops.h"
+#include "ember/nn/checkpoint.h"
+#include "ember/nn/functional.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;

@@ -3,12 +3,12 @@
 
 #include <cmath>
 
-#include "core/autograd.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "nn/checkpoint.h"
-#include "nn/init.h"
-#include "nn/layers.h"
+#include "ember/core/autograd.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/nn/checkpoint.h"
+#include "ember/nn/init.h"
+#include "ember/nn/layers.h"
 #include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;

@@ -1,13 +1,13 @@
 // SGD against torch.optim.SGD (tests/gen_module_fixtures.py), its state, and StepLR.
 #include <catch2/catch.hpp>
 
-#include "core/autograd.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "nn/checkpoint.h"
-#include "nn/layers.h"
-#include "optim/sgd.h"
-#include "optim/step_lr.h"
+#include "ember/core/autograd.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/nn/checkpoint.h"
+#include "ember/nn/layers.h"
+#include "ember/optim/sgd.h"
+#include "ember/optim/step_lr.h"
 
 using ember::Tensor;
 using ember::optim::SGD;

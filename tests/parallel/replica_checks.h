@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/ops.h"
-#include "nn/functional.h"
-#include "nn/module.h"
+#include "ember/core/ops.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/module.h"
 
 namespace replica_checks {
 

@@ -3,8 +3,8 @@
 
 #include <thread>
 
-#include "core/ops.h"
-#include "parallel/cpu_communicator.h"
+#include "ember/core/ops.h"
+#include "ember/parallel/cpu_communicator.h"
 
 using ember::Tensor;
 using ember::parallel::CpuCommunicator;

@@ -3,15 +3,15 @@
 
 #include <cmath>
 
-#include "core/autograd.h"
-#include "core/generator.h"
-#include "core/ops.h"
-#include "data/dataloader.h"
+#include "ember/core/autograd.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/data/dataloader.h"
 #include "examples/mnist/net.h"
-#include "nn/functional.h"
-#include "nn/layers.h"
-#include "optim/sgd.h"
-#include "parallel/data_parallel.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/layers.h"
+#include "ember/optim/sgd.h"
+#include "ember/parallel/data_parallel.h"
 #include "tests/parallel/replica_checks.h"
 
 namespace F = ember::nn::functional;

@@ -1,6 +1,6 @@
 // The block runner: fibers, a ready queue ordered by the schedule, block barriers and warp
 // collectives, and the diagnosis of barriers that cannot complete.
-#include "kernels/cuda/emulator/block_runner.h"
+#include "ember/kernels/cuda/emulator/block_runner.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "kernels/cuda/emulator/fiber.h"
+#include "ember/kernels/cuda/emulator/fiber.h"
 
 // The built-in variables, set before each resume (kernel_model.h).
 thread_local uint3 threadIdx;

@@ -1,5 +1,5 @@
 // Fibers for the CUDA emulator: a hand-written x86-64 stack switch and mmap'ed stacks.
-#include "kernels/cuda/emulator/fiber.h"
+#include "ember/kernels/cuda/emulator/fiber.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // The emulator's inline runtime (ember_cuda_emulator): every launch runs to completion on the
 // calling host thread, so synchronising only reports errors. Tests of each kernel alone
 // (tests/cuda_emulated) link it; the emulated device (device/) is the other runtime.
-#include "kernels/cuda/emulator/block_runner.h"
-#include "kernels/cuda/emulator/runtime.h"
+#include "ember/kernels/cuda/emulator/block_runner.h"
+#include "ember/kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/cuda/emulator/block_runner.h"
-#include "kernels/cuda/emulator/runtime.h"
+#include "ember/kernels/cuda/emulator/block_runner.h"
+#include "ember/kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu {
 

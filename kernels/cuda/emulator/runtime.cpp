@@ -1,6 +1,6 @@
 // The CUDA runtime calls that both of the emulator's runtimes share (runtime.h): the error state
 // per host thread, cudaGetLastError, cudaGetErrorString and cudaGetErrorName.
-#include "kernels/cuda/emulator/runtime.h"
+#include "ember/kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu {
 

@@ -8,8 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cuda/emulator/kernel_model.h"
-#include "kernels/cuda/emulator/schedule.h"
+#include "ember/kernels/cuda/emulator/kernel_model.h"
+#include "ember/kernels/cuda/emulator/schedule.h"
 
 namespace ember::emu {
 

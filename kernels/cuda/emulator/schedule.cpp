@@ -1,4 +1,4 @@
-#include "kernels/cuda/emulator/schedule.h"
+#include "ember/kernels/cuda/emulator/schedule.h"
 
 #include <cstdlib>
 #include <stdexcept>

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/ops.h"
-#include "nn/checkpoint.h"
+#include "ember/core/ops.h"
+#include "ember/nn/checkpoint.h"
 
 namespace fs = std::filesystem;
 using ember::Tensor;

@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/generator.h"
-#include "core/ops.h"
-#include "data/dataloader.h"
-#include "nn/functional.h"
-#include "nn/layers.h"
-#include "optim/sgd.h"
-#include "parallel/data_parallel.h"
-#include "parallel/distributed.h"
+#include "ember/core/generator.h"
+#include "ember/core/ops.h"
+#include "ember/data/dataloader.h"
+#include "ember/nn/functional.h"
+#include "ember/nn/layers.h"
+#include "ember/optim/sgd.h"
+#include "ember/parallel/data_parallel.h"
+#include "ember/parallel/distributed.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;

@@ -2,7 +2,7 @@
 // a wait queues, on the waiting stream, work that blocks its worker until that marker has run.
 // During a capture, a record marks the event as the capture's, and a stream that waits on such an
 // event joins the capture (how CUDA forks a capture onto a second stream).
-#include "kernels/cuda/emulator/device/stream_state.h"
+#include "ember/kernels/cuda/emulator/device/stream_state.h"
 
 using namespace ember::emu::device;
 

@@ -5,7 +5,7 @@
 // the capture: streams.cpp's unsafe_during_capture and fail_if_capturing.
 #include <algorithm>
 
-#include "kernels/cuda/emulator/device/stream_state.h"
+#include "ember/kernels/cuda/emulator/device/stream_state.h"
 
 using namespace ember::emu::device;
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "kernels/cuda/emulator/block_runner.h"
-#include "kernels/cuda/emulator/device/device.h"
-#include "kernels/cuda/emulator/device/memory.h"
-#include "kernels/cuda/emulator/device/streams.h"
-#include "kernels/cuda/emulator/runtime.h"
+#include "ember/kernels/cuda/emulator/block_runner.h"
+#include "ember/kernels/cuda/emulator/device/device.h"
+#include "ember/kernels/cuda/emulator/device/memory.h"
+#include "ember/kernels/cuda/emulator/device/streams.h"
+#include "ember/kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu {
 

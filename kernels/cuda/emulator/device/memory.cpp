@@ -2,7 +2,7 @@
 // EMBER_EMULATED_MEMORY bytes (default 2G, reserved, not committed), carved first-fit into
 // 256-byte aligned allocations, each followed by a 256-byte gap that AddressSanitizer, when
 // built in, keeps unaddressable, so a kernel that runs past its buffer is reported.
-#include "kernels/cuda/emulator/device/memory.h"
+#include "ember/kernels/cuda/emulator/device/memory.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kernels/cuda/emulator/device/device.h"
+#include "ember/kernels/cuda/emulator/device/device.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -1,10 +1,10 @@
 // ember's emulated NCCL: communicators and the registry of live handles (nccl_comm.h).
-#include "kernels/cuda/emulator/device/nccl_comm.h"
+#include "ember/kernels/cuda/emulator/device/nccl_comm.h"
 
 #include <cstdio>
 #include <set>
 
-#include "kernels/cuda/emulator/device/nccl_errors.h"
+#include "ember/kernels/cuda/emulator/device/nccl_errors.h"
 
 namespace ember::emu::nccl {
 

@@ -10,7 +10,7 @@
 
 #include <nccl.h>
 
-#include "kernels/cuda/emulator/device/nccl_transport.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport.h"
 
 namespace ember::emu::nccl {
 

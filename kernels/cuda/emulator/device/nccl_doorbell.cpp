@@ -1,5 +1,5 @@
 // ember's emulated NCCL: a process-shared futex doorbell (nccl_doorbell.h).
-#include "kernels/cuda/emulator/device/nccl_doorbell.h"
+#include "ember/kernels/cuda/emulator/device/nccl_doorbell.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

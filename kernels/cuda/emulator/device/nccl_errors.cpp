@@ -1,5 +1,5 @@
 // ember's emulated NCCL: result codes, their strings and the last error (nccl_errors.h).
-#include "kernels/cuda/emulator/device/nccl_errors.h"
+#include "ember/kernels/cuda/emulator/device/nccl_errors.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -11,7 +11,7 @@
 
 #include <nccl.h>
 
-#include "kernels/cuda/emulator/device/nccl_transport_error.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport_error.h"
 
 namespace ember::emu::nccl {
 

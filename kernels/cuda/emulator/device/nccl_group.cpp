@@ -1,9 +1,9 @@
 // ember's emulated NCCL: group nesting per host thread (nccl_group.h).
-#include "kernels/cuda/emulator/device/nccl_group.h"
+#include "ember/kernels/cuda/emulator/device/nccl_group.h"
 
 #include <vector>
 
-#include "kernels/cuda/emulator/device/nccl_errors.h"
+#include "ember/kernels/cuda/emulator/device/nccl_errors.h"
 
 namespace ember::emu::nccl {
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "kernels/cuda/emulator/device/nccl_comm.h"
+#include "ember/kernels/cuda/emulator/device/nccl_comm.h"
 
 namespace ember::emu::nccl {
 

@@ -7,10 +7,10 @@
 
 #include <nccl.h>
 
-#include "kernels/cuda/emulator/device/device.h"
-#include "kernels/cuda/emulator/device/nccl_comm.h"
-#include "kernels/cuda/emulator/device/nccl_errors.h"
-#include "kernels/cuda/emulator/device/nccl_group.h"
+#include "ember/kernels/cuda/emulator/device/device.h"
+#include "ember/kernels/cuda/emulator/device/nccl_comm.h"
+#include "ember/kernels/cuda/emulator/device/nccl_errors.h"
+#include "ember/kernels/cuda/emulator/device/nccl_group.h"
 
 using namespace ember::emu::nccl;
 namespace device = ember::emu::device;

@@ -1,5 +1,5 @@
 // ember's emulated NCCL: the element-wise arithmetic of a reduction (nccl_reduce.h).
-#include "kernels/cuda/emulator/device/nccl_reduce.h"
+#include "ember/kernels/cuda/emulator/device/nccl_reduce.h"
 
 #include <type_traits>
 

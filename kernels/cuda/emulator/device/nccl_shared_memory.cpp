@@ -1,5 +1,5 @@
 // ember's emulated NCCL: a named POSIX shared memory segment (nccl_shared_memory.h).
-#include "kernels/cuda/emulator/device/nccl_shared_memory.h"
+#include "ember/kernels/cuda/emulator/device/nccl_shared_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kernels/cuda/emulator/device/nccl_transport_error.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport_error.h"
 
 namespace ember::emu::nccl {
 

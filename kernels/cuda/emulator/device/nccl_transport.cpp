@@ -1,5 +1,5 @@
 // ember's emulated NCCL: the clique transport (nccl_transport.h, Note [The clique's protocol]).
-#include "kernels/cuda/emulator/device/nccl_transport.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <cstring>
 #include <random>
 
-#include "kernels/cuda/emulator/device/nccl_doorbell.h"
-#include "kernels/cuda/emulator/device/nccl_segment_layout.h"
+#include "ember/kernels/cuda/emulator/device/nccl_doorbell.h"
+#include "ember/kernels/cuda/emulator/device/nccl_segment_layout.h"
 
 namespace ember::emu::nccl {
 

@@ -41,9 +41,9 @@
 #include <optional>
 #include <string>
 
-#include "kernels/cuda/emulator/device/nccl_reduce.h"
-#include "kernels/cuda/emulator/device/nccl_shared_memory.h"
-#include "kernels/cuda/emulator/device/nccl_transport_error.h"
+#include "ember/kernels/cuda/emulator/device/nccl_reduce.h"
+#include "ember/kernels/cuda/emulator/device/nccl_shared_memory.h"
+#include "ember/kernels/cuda/emulator/device/nccl_transport_error.h"
 
 namespace ember::emu::nccl {
 

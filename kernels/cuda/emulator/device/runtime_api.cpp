@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/emulator/device/device.h"
-#include "kernels/cuda/emulator/device/memory.h"
-#include "kernels/cuda/emulator/device/stream_state.h"
+#include "ember/kernels/cuda/emulator/device/device.h"
+#include "ember/kernels/cuda/emulator/device/memory.h"
+#include "ember/kernels/cuda/emulator/device/stream_state.h"
 
 using namespace ember::emu::device;
 

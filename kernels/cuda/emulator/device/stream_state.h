@@ -20,7 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cuda/emulator/device/streams.h"
+#include "ember/kernels/cuda/emulator/device/streams.h"
 
 namespace ember::emu::device {
 

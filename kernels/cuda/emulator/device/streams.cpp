@@ -11,11 +11,11 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "kernels/cuda/emulator/block_runner.h"
-#include "kernels/cuda/emulator/device/device.h"
-#include "kernels/cuda/emulator/device/memory.h"
-#include "kernels/cuda/emulator/device/stream_state.h"
-#include "kernels/cuda/emulator/runtime.h"
+#include "ember/kernels/cuda/emulator/block_runner.h"
+#include "ember/kernels/cuda/emulator/device/device.h"
+#include "ember/kernels/cuda/emulator/device/memory.h"
+#include "ember/kernels/cuda/emulator/device/stream_state.h"
+#include "ember/kernels/cuda/emulator/runtime.h"
 
 namespace ember::emu::device {
 

@@ -4,4 +4,4 @@
 #pragma once
 
 #include "cuda_runtime_api.h"
-#include "kernels/cuda/emulator/kernel_model.h"
+#include "ember/kernels/cuda/emulator/kernel_model.h"
