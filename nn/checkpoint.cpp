@@ -1,5 +1,5 @@
 // safetensors reading and writing (see nn/checkpoint.h for the format).
-#include "nn/checkpoint.h"
+#include "ember/nn/checkpoint.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
-#include "core/autograd.h"
-#include "nn/module.h"
+#include "ember/common/error.h"
+#include "ember/core/autograd.h"
+#include "ember/nn/module.h"
 
 namespace ember::nn {
 
@@ -51,12 +51,12 @@ std::optional<DType> parse_dtype(const std::string& name) {
 }
 
 // Writes all of `data` or throws naming the file.
-void write_all(int fd, const void* data, size_t size, const std::string& path) {
+void write_all(int fd, const void* data, size_t size, const std::string& path, const char* who) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t written = ::write(fd, p, size);
     if (written < 0 && errno == EINTR) continue;
-    if (written < 0) throw Error(detail::str("save: writing ", path, " failed: ", std::strerror(errno)));
+    if (written < 0) throw Error(detail::str(who, ": writing ", path, " failed: ", std::strerror(errno)));
     p += written;
     size -= static_cast<size_t>(written);
   }
@@ -70,17 +70,17 @@ constexpr int kMaxHeaderDepth = 16;
 
 // The header's JSON. Any nlohmann exception (parse_error, out_of_range for a number like 1e400,
 // ...) becomes an ember::Error naming the file and the header's bytes.
-json parse_header(const std::string& text, const std::string& path) {
+json parse_header(const std::string& text, const std::string& path, const char* who) {
   const auto header_end = 8 + text.size();
   auto limit_depth = [&](int depth, json::parse_event_t, json&) {
-    EMBER_CHECK(depth <= kMaxHeaderDepth, "load: ", path, " has a corrupt JSON header (bytes 8 to ", header_end,
+    EMBER_CHECK(depth <= kMaxHeaderDepth, who, ": ", path, " has a corrupt JSON header (bytes 8 to ", header_end,
                 "): nested deeper than ", kMaxHeaderDepth, " levels (a safetensors header has 3)");
     return true;
   };
   try {
     return json::parse(text, limit_depth);
   } catch (const json::exception& e) {
-    throw Error(detail::str("load: ", path, " has a corrupt JSON header (bytes 8 to ", header_end, "): ", e.what()));
+    throw Error(detail::str(who, ": ", path, " has a corrupt JSON header (bytes 8 to ", header_end, "): ", e.what()));
   }
 }
 
@@ -91,81 +91,82 @@ struct DataRegion {
   uint64_t file_size = 0;
 };
 
-[[noreturn]] void bad_entry(const std::string& path, const std::string& key, const std::string& what) {
-  throw Error(detail::str("load: ", path, ": tensor \"", key, "\" ", what));
+[[noreturn]] void bad_entry(const char* who, const std::string& path, const std::string& key,
+                            const std::string& what) {
+  throw Error(detail::str(who, ": ", path, ": tensor \"", key, "\" ", what));
 }
 
 // Reads the tensor that header entry `key` describes, after checking the entry: its fields, its
 // dtype, its shape (through contiguous_size, before anything is allocated) and that its
 // data_offsets lie inside the file and hold exactly the bytes the shape needs.
-Tensor read_tensor(std::ifstream& file, const std::string& path, const std::string& key, const json& entry,
-                   const DataRegion& data) {
+Tensor read_tensor(std::ifstream& file, const char* who, const std::string& path, const std::string& key,
+                   const json& entry, const DataRegion& data) {
   if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
       !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
       entry["data_offsets"].size() != 2) {
-    bad_entry(path, key, "needs \"dtype\", \"shape\" and a two-element \"data_offsets\"");
+    bad_entry(who, path, key, "needs \"dtype\", \"shape\" and a two-element \"data_offsets\"");
   }
   const auto& dtype_name_in_file = entry["dtype"].get_ref<const std::string&>();
   const auto dtype = parse_dtype(dtype_name_in_file);
   if (!dtype || *dtype == DType::Float16 || *dtype == DType::BFloat16) {
-    bad_entry(path, key, "has unsupported dtype " + dtype_name_in_file + " (expected F32, F64, I64, U8 or BOOL)");
+    bad_entry(who, path, key, "has unsupported dtype " + dtype_name_in_file + " (expected F32, F64, I64, U8 or BOOL)");
   }
   Shape shape;
   for (const json& s : entry["shape"]) {
-    if (!s.is_number_integer() || s.get<int64_t>() < 0) bad_entry(path, key, "has an invalid shape " + entry["shape"].dump());
+    if (!s.is_number_integer() || s.get<int64_t>() < 0) bad_entry(who, path, key, "has an invalid shape " + entry["shape"].dump());
     shape.push_back(s.get<int64_t>());
   }
-  const int64_t needed = contiguous_size(shape, *dtype, detail::str("load: ", path, ": tensor \"", key, "\"")).nbytes;
+  const int64_t needed = contiguous_size(shape, *dtype, detail::str(who, ": ", path, ": tensor \"", key, "\"")).nbytes;
   const json& offsets = entry["data_offsets"];
   if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-    bad_entry(path, key, "has data_offsets " + offsets.dump() + " that are not two non-negative integers");
+    bad_entry(who, path, key, "has data_offsets " + offsets.dump() + " that are not two non-negative integers");
   }
   const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
   if (begin > end || end > data.size) {
-    bad_entry(path, key, detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data.size,
+    bad_entry(who, path, key, detail::str("has data_offsets [", begin, ", ", end, "] outside the ", data.size,
                                      " data bytes (file bytes ", data.start + begin, " to ", data.start + end, " of ",
                                      data.file_size, "; truncated?)"));
   }
   if (end - begin != static_cast<uint64_t>(needed)) {
-    bad_entry(path, key, detail::str("has ", end - begin, " data bytes at file byte ", data.start + begin,
+    bad_entry(who, path, key, detail::str("has ", end - begin, " data bytes at file byte ", data.start + begin,
                                      " but shape ", shape, " of ", dtype_name(*dtype), " needs ", needed));
   }
   Tensor t = empty(shape, {.dtype = *dtype});
   file.seekg(static_cast<std::streamoff>(data.start + begin));
   file.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(t.nbytes()));
-  EMBER_CHECK(file.good() || t.nbytes() == 0, "load: ", path, ": reading tensor \"", key, "\" at byte ",
+  EMBER_CHECK(file.good() || t.nbytes() == 0, who, ": ", path, ": reading tensor \"", key, "\" at byte ",
               data.start + begin, " failed");
   return t;
 }
 
-std::map<std::string, Tensor> read_safetensors_file(const std::string& path) {
+std::map<std::string, Tensor> read_safetensors_file(const std::string& path, const char* who) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
     const bool exists = std::filesystem::exists(path, error);
-    throw Error(detail::str("load: cannot open ", path, ": ",
+    throw Error(detail::str(who, ": cannot open ", path, ": ",
                             error ? error.message() : exists ? "not a regular file" : "no such file"));
   }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
-  EMBER_CHECK(file.good(), "load: cannot open ", path, ": ", std::strerror(errno));
+  EMBER_CHECK(file.good(), who, ": cannot open ", path, ": ", std::strerror(errno));
   const auto file_size = static_cast<uint64_t>(file.tellg());
   file.seekg(0);
-  EMBER_CHECK(file_size >= 8, "load: ", path, " is truncated: ", file_size,
+  EMBER_CHECK(file_size >= 8, who, ": ", path, " is truncated: ", file_size,
               " bytes, shorter than the 8-byte header length");
   uint64_t header_size = 0;
   unsigned char length_bytes[8];
   file.read(reinterpret_cast<char*>(length_bytes), 8);
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length_bytes[i];  // little-endian
-  EMBER_CHECK(header_size <= file_size - 8, "load: ", path, " is truncated or corrupt: the header length at byte 0 "
+  EMBER_CHECK(header_size <= file_size - 8, who, ": ", path, " is truncated or corrupt: the header length at byte 0 "
               "says ", header_size, " bytes but only ", file_size - 8, " follow");
   std::string header_text(header_size, '\0');
   file.read(header_text.data(), static_cast<std::streamsize>(header_size));
-  EMBER_CHECK(file.good(), "load: ", path, ": reading the header at byte 8 failed");
-  const json header = parse_header(header_text, path);
-  EMBER_CHECK(header.is_object(), "load: ", path, ": the header at byte 8 is not a JSON object");
+  EMBER_CHECK(file.good(), who, ": ", path, ": reading the header at byte 8 failed");
+  const json header = parse_header(header_text, path, who);
+  EMBER_CHECK(header.is_object(), who, ": ", path, ": the header at byte 8 is not a JSON object");
   const DataRegion data{.start = 8 + header_size, .size = file_size - 8 - header_size, .file_size = file_size};
   std::map<std::string, Tensor> tensors;
   for (const auto& item : header.items()) {
-    if (item.key() != "__metadata__") tensors[item.key()] = read_tensor(file, path, item.key(), item.value(), data);
+    if (item.key() != "__metadata__") tensors[item.key()] = read_tensor(file, who, path, item.key(), item.value(), data);
   }
   return tensors;
 }
@@ -215,25 +216,25 @@ void remove_stale_temporaries(const std::filesystem::path& target) {
 // Creates and locks a fresh temporary beside `target`; returns its descriptor and sets `temp` to
 // its path. A concurrent save's cleanup can remove the file between mkstemp and flock; then it is
 // no longer ours by that name, and another is made.
-int create_locked_temp(const std::filesystem::path& target, std::string& temp) {
+int create_locked_temp(const std::filesystem::path& target, std::string& temp, const char* who) {
   for (int attempt = 0;; ++attempt) {
     temp = (target.parent_path() / (temp_prefix(target) + "XXXXXX")).string();
     const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-    EMBER_CHECK(fd >= 0, "save: cannot create a temporary file beside ", target.string(), ": ", std::strerror(errno));
+    EMBER_CHECK(fd >= 0, who, ": cannot create a temporary file beside ", target.string(), ": ", std::strerror(errno));
     if (::flock(fd, LOCK_EX) == 0 && same_file(fd, temp)) return fd;
     ::close(fd);
-    EMBER_CHECK(attempt < 8, "save: cannot lock a temporary file beside ", target.string());
+    EMBER_CHECK(attempt < 8, who, ": cannot lock a temporary file beside ", target.string());
   }
 }
 
 // The header bytes: 8-byte little-endian length, then the JSON padded to keep the data 8-byte
 // aligned. Tensor names and metadata must be valid UTF-8 (JSON's strings are).
-std::string header_bytes(const json& header, const std::string& path) {
+std::string header_bytes(const json& header, const std::string& path, const char* who) {
   std::string text;
   try {
     text = header.dump();
   } catch (const json::exception& e) {
-    throw Error(detail::str("save: ", path, ": tensor names and metadata must be valid UTF-8: ", e.what()));
+    throw Error(detail::str(who, ": ", path, ": tensor names and metadata must be valid UTF-8: ", e.what()));
   }
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out(8, '\0');
@@ -241,52 +242,53 @@ std::string header_bytes(const json& header, const std::string& path) {
   return out + text;
 }
 
-}  // namespace
-
-std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+// Note [Checkpoint error prefixes]: an error names the public function the user called
+// (read_safetensors or ember::load, write_safetensors or ember::save), so the reader and the
+// writer take that name, `who`, and put it first in every message they throw.
+std::map<std::string, Tensor> read_safetensors_as(const std::string& path, const char* who) {
   // The contract in the header: ember::Error and nothing else. The reader throws its own errors;
   // this turns whatever else a dependency might raise into one naming the file.
   try {
-    return read_safetensors_file(path);
+    return read_safetensors_file(path, who);
   } catch (const Error&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw OutOfMemory(detail::str("load: ", path, ": out of memory while reading it"));
+    throw OutOfMemory(detail::str(who, ": ", path, ": out of memory while reading it"));
   } catch (const std::exception& e) {
-    throw Error(detail::str("load: ", path, ": ", e.what()));
+    throw Error(detail::str(who, ": ", path, ": ", e.what()));
   }
 }
 
-void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+void write_safetensors_as(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                          const std::map<std::string, std::string>& metadata, const char* who) {
   NoGradGuard no_grad;
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> host;
   uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
-    EMBER_CHECK(tensor.defined(), "save: tensor \"", name, "\" is undefined");
+    EMBER_CHECK(tensor.defined(), who, ": tensor \"", name, "\" is undefined");
     Tensor t = tensor.to(Device::cpu()).contiguous();
     header[name] = {{"dtype", safetensors_dtype(t.dtype())}, {"shape", t.sizes()},
                     {"data_offsets", {offset, offset + t.nbytes()}}};
     offset += t.nbytes();
     host.push_back(t);
   }
-  const std::string head = header_bytes(header, path);
+  const std::string head = header_bytes(header, path, who);
 
   // Write a temporary file beside the target, make it durable, then rename it over the target:
   // readers see either the old file or the complete new one, never a partial write.
   const std::filesystem::path target(path);
   remove_stale_temporaries(target);
   std::string temp;
-  const int fd = create_locked_temp(target, temp);
+  const int fd = create_locked_temp(target, temp, who);
   try {
     // mkstemp makes the file 0600; a checkpoint is as readable as any file saved by the user.
-    EMBER_CHECK(::fchmod(fd, 0644) == 0, "save: chmod of ", temp, " failed: ", std::strerror(errno));
-    write_all(fd, head.data(), head.size(), path);
-    for (const Tensor& t : host) write_all(fd, t.data_ptr(), t.nbytes(), path);
-    EMBER_CHECK(::fsync(fd) == 0, "save: fsync of ", temp, " failed: ", std::strerror(errno));
-    EMBER_CHECK(std::rename(temp.c_str(), path.c_str()) == 0, "save: renaming ", temp, " to ", path,
+    EMBER_CHECK(::fchmod(fd, 0644) == 0, who, ": chmod of ", temp, " failed: ", std::strerror(errno));
+    write_all(fd, head.data(), head.size(), path, who);
+    for (const Tensor& t : host) write_all(fd, t.data_ptr(), t.nbytes(), path, who);
+    EMBER_CHECK(::fsync(fd) == 0, who, ": fsync of ", temp, " failed: ", std::strerror(errno));
+    EMBER_CHECK(std::rename(temp.c_str(), path.c_str()) == 0, who, ": renaming ", temp, " to ", path,
                 " failed: ", std::strerror(errno));
   } catch (...) {
     std::remove(temp.c_str());
@@ -304,14 +306,27 @@ void write_safetensors(const std::string& path, const std::map<std::string, Tens
   }
 }
 
+}  // namespace
+
+std::map<std::string, Tensor> read_safetensors(const std::string& path) {
+  return read_safetensors_as(path, "read_safetensors");
+}
+
+void write_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  write_safetensors_as(path, tensors, metadata, "write_safetensors");
+}
+
 }  // namespace ember::nn
 
 namespace ember {
 
 void save(const nn::Module& module, const std::string& path) {
-  nn::write_safetensors(path, module.state_dict(), {{"format", "pt"}});
+  nn::write_safetensors_as(path, module.state_dict(), {{"format", "pt"}}, "save");
 }
 
-void load(nn::Module& module, const std::string& path) { module.load_state_dict(nn::read_safetensors(path)); }
+void load(nn::Module& module, const std::string& path) {
+  module.load_state_dict(nn::read_safetensors_as(path, "load"));
+}
 
 }  // namespace ember
