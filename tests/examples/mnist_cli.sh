@@ -3,11 +3,11 @@
 # exit code it documents (2: the command line, 1: the run, 0: done) and one message that names
 # the flag, what was expected and what came, with the "ember-mnist: " prefix once.
 # Runs on tiny data sets it writes itself (64 images cut from MNIST), so it takes seconds even
-# under AddressSanitizer; the cases that need MNIST are skipped when EMBER_MNIST_DIR and
-# ../shared/data/mnist-10k are both missing.
+# under AddressSanitizer; the cases that need MNIST are skipped when mnist_data.sh finds none.
 set -euo pipefail
 binary=$1 source_dir=$2
-mnist=${EMBER_MNIST_DIR:-$source_dir/../shared/data/mnist-10k}
+source "$(dirname "$0")/mnist_data.sh"
+find_mnist "$source_dir" || true
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0 tried=0
@@ -60,7 +60,7 @@ done
 expect 1 "--data $work/empty: the training set is empty (its IDX files have a count of 0)" --data "$work/empty"
 
 if [[ ! -d $mnist ]]; then
-  echo "mnist_cli: no MNIST data at $mnist: the cases that train were not run"
+  echo "mnist_cli: $mnist_missing: the cases that train were not run"
 else
   # 64 training and 64 test images cut from MNIST: one step per epoch.
   mkdir "$work/tiny"
@@ -92,7 +92,7 @@ else
   expect 0 "nothing left to train" "${tiny[@]}" --epochs 1 --resume "$work/ckpt"
   expect 0 "test accuracy $trained" "${tiny[@]}" --epochs 2 --resume "$work/ckpt"
   expect 2 "--resume $work/none: no such file" "${tiny[@]}" --resume "$work/none"
-  expect 1 "--resume: load: $work/file" "${tiny[@]}" --resume "$work/file"
+  expect 1 "--resume: read_safetensors: $work/file" "${tiny[@]}" --resume "$work/file"
 fi
 
 echo "mnist_cli: $((tried - failures)) of $tried command lines gave the expected exit code and message"

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # End to end: ember-mnist trains 1 epoch on mnist-10k and must reach >= 80% test accuracy.
-# Finds the data through EMBER_MNIST_DIR or ../shared/data/mnist-10k; skips (77) without it.
+# Finds the data through $EMBER_MNIST_DIR, ../shared/data/mnist-10k or data/mnist (mnist_data.sh);
+# skips (77) without it.
 set -euo pipefail
 binary=$1 source_dir=$2
-data=${EMBER_MNIST_DIR:-$source_dir/../shared/data/mnist-10k}
-if [[ ! -d $data ]]; then
-  echo "mnist_e2e: no MNIST data at $data (set EMBER_MNIST_DIR or run scripts/fetch-mnist): skipping"
-  exit 77
-fi
+source "$(dirname "$0")/mnist_data.sh"
+find_mnist "$source_dir" || { echo "mnist_e2e: $mnist_missing: skipping"; exit 77; }
+data=$mnist
 log=$(mktemp)
 trap 'rm -f "$log" "$log.csv" "$log.ckpt"' EXIT
 shift 2  # the rest are extra flags for ember-mnist (--device cuda)

@@ -2,7 +2,7 @@
 # On ember's emulated GPUs (EMBER_CUDA=EMULATED): ember-mnist trains one epoch on a slice of
 # mnist-10k on the CPU, with --device cuda and with --gpus 2, from the same seed. The loss of every
 # step agrees with the CPU's within float tolerance, and each run reaches the CPU's accuracy
-# (>= 75%). Finds the data as mnist_e2e.sh does; skips (77) without it.
+# (>= 75%). Finds the data as mnist_e2e.sh does (mnist_data.sh); skips (77) without it.
 #   mnist_emulated.sh BINARY SOURCE_DIR              one process: cpu, cuda, --gpus 2
 #   mnist_emulated.sh BINARY SOURCE_DIR MPIRUN...    `MPIRUN... BINARY --distributed`, two ranks:
 #                                                    MPI on the CPU against NCCL (emulated) on cuda
@@ -10,11 +10,9 @@ set -euo pipefail
 binary=$1 source_dir=$2
 shift 2
 launcher=("$@")
-data=${EMBER_MNIST_DIR:-$source_dir/../shared/data/mnist-10k}
-if [[ ! -d $data ]]; then
-  echo "mnist_emulated: no MNIST data at $data (set EMBER_MNIST_DIR or run scripts/fetch-mnist): skipping"
-  exit 77
-fi
+source "$(dirname "$0")/mnist_data.sh"
+find_mnist "$source_dir" || { echo "mnist_emulated: $mnist_missing: skipping"; exit 77; }
+data=$mnist
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 flags=(--data "$data" --epochs 1 --limit-train 640 --limit-test 500 --batch-size 32 --lr 0.05 --momentum 0.9 --seed 1)
