@@ -1,7 +1,7 @@
 // Builds against the installed headers and libraries; exits 0 when a tiny computation is right.
 #include <iostream>
 
-#include "ember.h"
+#include <ember/ember.h>
 
 int main() {
   ember::Tensor t = ember::ones({2, 3});
