@@ -163,6 +163,35 @@ template double* Tensor::data<double>() const;
 template int64_t* Tensor::data<int64_t>() const;
 template uint8_t* Tensor::data<uint8_t>() const;
 
+void* Tensor::mutable_data_ptr(const char* op) {
+  EMBER_CHECK(defined(), op, ": called on an undefined tensor");
+  autograd::detail::check_inplace(*this, op);
+  impl_->storage->bump_version();
+  return data_ptr();
+}
+
+template <class T>
+T* Tensor::mutable_data(const char* op) {
+  T* typed = data<T>();  // checks the dtype before anything changes
+  mutable_data_ptr(op);
+  return typed;
+}
+template float* Tensor::mutable_data<float>(const char*);
+template double* Tensor::mutable_data<double>(const char*);
+template int64_t* Tensor::mutable_data<int64_t>(const char*);
+template uint8_t* Tensor::mutable_data<uint8_t>(const char*);
+
+void Tensor::set_data(const Tensor& data) {
+  EMBER_CHECK(defined() && data.defined(), "set_data: called with an undefined tensor");
+  EMBER_CHECK(!requires_grad() || is_floating(data.dtype()), "set_data: a tensor that requires grad must hold "
+              "floating data, got ", dtype_name(data.dtype()));
+  impl_->storage = data.storage();
+  impl_->offset = data.storage_offset();
+  impl_->sizes = data.sizes();
+  impl_->strides = data.strides();
+  impl_->dtype = data.dtype();
+}
+
 // --- Views -----------------------------------------------------------------------------------
 
 namespace {

@@ -84,6 +84,13 @@ class Tensor {
   void* data_ptr() const;
   template <class T>
   T* data() const;
+  // The in-place write path, for code that writes this tensor's elements through a pointer
+  // outside an op (an optimizer step, a gradient all-reduce): checks the write as an in-place op
+  // does (`op` names the writer in the error) and bumps the version, so that a tensor saved for
+  // a backward pass refuses to unpack once its data changed. Call it before the write.
+  template <class T>
+  T* mutable_data(const char* op);
+  void* mutable_data_ptr(const char* op);
 
   // --- Views: share storage ---------------------------------------------------------------
   // view needs a layout that allows it (throws naming the shape otherwise); reshape copies then.
@@ -128,6 +135,10 @@ class Tensor {
   T at(std::initializer_list<int64_t> index) const;
 
   // --- In-place --------------------------------------------------------------------------
+  // Makes this tensor hold `data`'s storage, layout, dtype and device, keeping this handle and
+  // its autograd identity (requires_grad, grad, hooks), as PyTorch's Tensor::set_data: what
+  // Module::to does to each parameter, so that the handles an optimizer holds stay valid.
+  void set_data(const Tensor& data);
   Tensor& fill_(double value);
   Tensor& zero_() { return fill_(0.0); }
   Tensor& add_(const Tensor& other, double alpha = 1.0);

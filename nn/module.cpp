@@ -19,21 +19,12 @@ struct SummaryRow {
 };
 thread_local std::vector<SummaryRow>* summary_rows = nullptr;
 
-// Rewrites `target`'s tensor in place to be `source` (storage, layout, dtype): the handle stays.
-void assign_in_place(const Tensor& target, const Tensor& source) {
-  TensorImpl* impl = target.impl();
-  impl->storage = source.storage();
-  impl->offset = source.storage_offset();
-  impl->sizes = source.sizes();
-  impl->strides = source.strides();
-  impl->dtype = source.dtype();
-}
-
-void move_tensor(const Tensor& t, Device device, DType dtype) {
+// Moves `t` (and its gradient) keeping the handles, which optimizers and user code hold.
+void move_tensor(Tensor t, Device device, DType dtype) {
   NoGradGuard no_grad;
   Tensor grad = t.grad();
-  assign_in_place(t, t.detach().to(device, dtype));
-  if (grad.defined()) assign_in_place(grad, grad.to(device, dtype));
+  t.set_data(t.detach().to(device, dtype));
+  if (grad.defined()) grad.set_data(grad.to(device, dtype));
 }
 
 template <class Get>

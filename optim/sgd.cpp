@@ -10,11 +10,9 @@
 
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
+#include "ember/core/kernel_context.h"
 #include "ember/kernels/cpu/sgd.h"
-#ifdef EMBER_WITH_CUDA
-#include "ember/core/cuda/stream.h"
 #include "ember/kernels/cuda/sgd.h"
-#endif
 
 namespace ember::optim {
 
@@ -40,35 +38,35 @@ std::optional<size_t> parse_index(const std::string& key, const std::string& pre
   return static_cast<size_t>(std::stoul(digits));
 }
 
-// One CUDA parameter waiting for its group's fused update.
+// One parameter waiting for its group's update.
 struct PendingUpdate {
   Tensor param, grad, momentum;
   size_t buffer_index = 0;
   bool first_step = false;
 };
 
-#ifdef EMBER_WITH_CUDA
-// Updates `pending` (parameters of one device and dtype, one param group) with as few
-// kernel launches as the multi-tensor kernel allows.
-void cuda_update(const std::vector<PendingUpdate>& pending, const SGDOptions& o) {
-  const Device device = pending.front().param.device();
-  cuda::DeviceGuard guard(device.index());
-  cuda::Stream stream = cuda::current_stream(device.index());
-  kernels::cuda::SgdHyper hyper{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
+// Updates `pending` (parameters of one device and dtype, one param group) in one kernel call:
+// the CUDA kernel updates many tensors per launch, the CPU one loops over them.
+void update(std::vector<PendingUpdate>& pending, const SGDOptions& o) {
+  const kernels::SgdHyper hyper{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
                                 .weight_decay = o.weight_decay, .nesterov = o.nesterov};
-  visit_floating(pending.front().param.dtype(), "sgd", [&](auto tag) {
+  KernelContext on(pending.front().param);
+  visit_floating(pending.front().param.dtype(), "SGD", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    std::vector<kernels::cuda::SgdTensor<T>> tensors;
+    std::vector<kernels::SgdTensor<T>> tensors;
     tensors.reserve(pending.size());
-    for (const PendingUpdate& u : pending) {
-      tensors.push_back({.param = u.param.data<T>(), .grad = u.grad.data<T>(),
-                         .momentum_buffer = o.momentum != 0 ? u.momentum.data<T>() : nullptr,
+    for (PendingUpdate& u : pending) {
+      tensors.push_back({.param = u.param.template mutable_data<T>("SGD"), .grad = u.grad.template data<T>(),
+                         .momentum_buffer = o.momentum != 0 ? u.momentum.template data<T>() : nullptr,
                          .numel = u.param.numel(), .first_step = u.first_step});
     }
-    kernels::cuda::sgd_update_multi<T>(tensors.data(), tensors.size(), hyper, stream);
+    if (on.cpu()) {
+      kernels::cpu::sgd_update_multi<T>(tensors.data(), tensors.size(), hyper);
+    } else {
+      kernels::cuda::sgd_update_multi<T>(tensors.data(), tensors.size(), hyper, on.stream());
+    }
   });
 }
-#endif
 
 }  // namespace
 
@@ -99,8 +97,8 @@ void SGD::step() {
   size_t index = 0;
   for (const SGDParamGroup& group : groups_) {
     const SGDOptions& o = group.options;
-    // CUDA parameters of this group, by device and dtype: each bucket is one fused update.
-    std::map<std::pair<int, int>, std::vector<PendingUpdate>> cuda_buckets;
+    // This group's parameters by device (-1 for the CPU) and dtype: each bucket is one kernel call.
+    std::map<std::pair<int, DType>, std::vector<PendingUpdate>> buckets;
     for (const Tensor& param : group.params) {
       Tensor& buffer = buffers_[index++];
       Tensor grad = param.grad();
@@ -117,37 +115,16 @@ void SGD::step() {
       const bool first_step = !buffer.defined();
       // A new buffer is kept only once the kernel has filled it (a first step initialises it).
       Tensor momentum = buffer;
-      if (o.momentum != 0 && first_step) momentum = empty(param.sizes(), {.dtype = param.dtype(), .device = param.device()});
-      Tensor g = grad.contiguous();
-      if (!param.device().is_cpu()) {
-#ifdef EMBER_WITH_CUDA
-        cuda_buckets[{param.device().index(), static_cast<int>(param.dtype())}].push_back(
-            {.param = param, .grad = g, .momentum = momentum, .buffer_index = index - 1, .first_step = first_step});
-        continue;
-#else
-        throw Error("SGD: parameter " + std::to_string(index - 1) + " is on " + param.device().str() +
-                    " but this build of ember has no CUDA support");
-#endif
-      }
-      kernels::cpu::SgdStep update{.lr = o.lr, .momentum = o.momentum, .dampening = o.dampening,
-                                   .weight_decay = o.weight_decay, .nesterov = o.nesterov, .first_step = first_step};
-      visit_floating(param.dtype(), "sgd", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        kernels::cpu::sgd_update<T>(param.data<T>(), g.data<T>(), o.momentum != 0 ? momentum.data<T>() : nullptr,
-                                    param.numel(), update);
-      });
-      param.storage()->bump_version();
-      buffer = momentum;
+      if (o.momentum != 0 && first_step) momentum = empty_like(param);
+      const int device = param.device().is_cpu() ? -1 : param.device().index();
+      buckets[{device, param.dtype()}].push_back(
+          {.param = param, .grad = grad.contiguous(), .momentum = momentum, .buffer_index = index - 1,
+           .first_step = first_step});
     }
-#ifdef EMBER_WITH_CUDA
-    for (const auto& [key, pending] : cuda_buckets) {
-      cuda_update(pending, o);
-      for (const PendingUpdate& u : pending) {
-        u.param.storage()->bump_version();
-        buffers_[u.buffer_index] = u.momentum;
-      }
+    for (auto& [key, pending] : buckets) {
+      update(pending, o);
+      for (const PendingUpdate& u : pending) buffers_[u.buffer_index] = u.momentum;
     }
-#endif
   }
 }
 

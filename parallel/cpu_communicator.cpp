@@ -72,6 +72,7 @@ void CpuCommunicator::all_reduce(int rank, std::vector<Tensor>& tensors, ReduceO
     }
   }
   check_matching(published_, "all_reduce");
+  for (Tensor& t : tensors) t.mutable_data_ptr("all_reduce");  // every rank writes every rank's tensors below
   // Each rank reduces the elements [begin, end) of every tensor into a scratch copy, then all ranks
   // wait, then each copies its slice's result into every rank's tensor.
   std::vector<std::vector<double>> partial(tensors.size());
@@ -102,7 +103,6 @@ void CpuCommunicator::all_reduce(int rank, std::vector<Tensor>& tensors, ReduceO
     });
   }
   wait_for_all();
-  for (Tensor& t : tensors) t.storage()->bump_version();
 }
 
 void CpuCommunicator::broadcast(int rank, std::vector<Tensor>& tensors, int root) {

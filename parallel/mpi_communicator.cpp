@@ -58,9 +58,8 @@ class MpiWork final : public Work {
     if (done_) return;
     done_ = true;
     EMBER_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
-    for (Tensor& t : tensors_) {
-      if (factor_ != 1.0) scale(t, factor_);
-      t.storage()->bump_version();
+    if (factor_ != 1.0) {
+      for (Tensor& t : tensors_) scale(t, factor_);
     }
   }
 
@@ -112,7 +111,7 @@ std::unique_ptr<Work> MpiCommunicator::all_reduce_async(int rank, std::vector<Te
   check_tensors(tensors, "all_reduce");
   std::vector<MPI_Request> requests(tensors.size(), MPI_REQUEST_NULL);
   for (size_t i = 0; i < tensors.size(); ++i) {
-    EMBER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, tensors[i].data_ptr(), static_cast<int>(tensors[i].numel()),
+    EMBER_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, tensors[i].mutable_data_ptr("all_reduce"), static_cast<int>(tensors[i].numel()),
                                    mpi_type(tensors[i].dtype(), "all_reduce"), MPI_SUM, impl_->comm, &requests[i]));
   }
   double factor = op == ReduceOp::Average ? 1.0 / world_size_ : 1.0;
@@ -124,9 +123,8 @@ void MpiCommunicator::broadcast(int rank, std::vector<Tensor>& tensors, int root
   EMBER_CHECK(root >= 0 && root < world_size_, "broadcast: root ", root, " is out of range for world size ", world_size_);
   check_tensors(tensors, "broadcast");
   for (Tensor& t : tensors) {
-    EMBER_MPI_CHECK(MPI_Bcast(t.data_ptr(), static_cast<int>(t.numel()), mpi_type(t.dtype(), "broadcast"), root,
-                              impl_->comm));
-    t.storage()->bump_version();
+    EMBER_MPI_CHECK(MPI_Bcast(t.mutable_data_ptr("broadcast"), static_cast<int>(t.numel()),
+                              mpi_type(t.dtype(), "broadcast"), root, impl_->comm));
   }
 }
 

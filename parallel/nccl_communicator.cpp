@@ -91,7 +91,6 @@ class NcclWork final : public Work {
     waited_ = true;
     cuda::DeviceGuard guard(device_);
     EMBER_CUDA_CHECK(cudaStreamWaitEvent(cuda::current_stream(device_), done_, 0));
-    for (Tensor& t : tensors_) t.storage()->bump_version();
   }
 
  private:
@@ -188,7 +187,7 @@ std::unique_ptr<Work> NcclCommunicator::all_reduce_async(int rank, std::vector<T
   {
     Group group;
     for (Tensor& t : tensors) {
-      EMBER_NCCL_CHECK(ncclAllReduce(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
+      EMBER_NCCL_CHECK(ncclAllReduce(t.data_ptr(), t.mutable_data_ptr("all_reduce"), static_cast<size_t>(t.numel()),
                                      nccl_type(t.dtype(), "all_reduce"), op == ReduceOp::Average ? ncclAvg : ncclSum,
                                      r.comm, r.stream));
     }
@@ -210,7 +209,7 @@ void NcclCommunicator::broadcast(int rank, std::vector<Tensor>& tensors, int roo
   {
     Group group;
     for (Tensor& t : tensors) {
-      EMBER_NCCL_CHECK(ncclBroadcast(t.data_ptr(), t.data_ptr(), static_cast<size_t>(t.numel()),
+      EMBER_NCCL_CHECK(ncclBroadcast(t.data_ptr(), t.mutable_data_ptr("broadcast"), static_cast<size_t>(t.numel()),
                                      nccl_type(t.dtype(), "broadcast"), root, r.comm, r.stream));
     }
     group.end();

@@ -1,4 +1,4 @@
-// sgd_update_multi on the emulator against kernels/cpu/sgd.h's sgd_update, tensor by tensor:
+// sgd_update_multi on the emulator against kernels/cpu/sgd.h's sgd_update_multi, tensor by tensor:
 // more tensors than one launch carries (kSgdTensorsPerLaunch), sizes of 1, of a few elements and
 // of more than kSgdChunk, every combination of momentum, dampening, weight decay and nesterov,
 // first steps and later ones, and a tensor split across launches by kSgdBlocksPerLaunch.
@@ -32,7 +32,7 @@ std::vector<T> random_values(size_t n, std::mt19937_64& rng) {
 template <class T>
 struct Param {
   std::vector<T> param, grad, buffer;            // updated by the emulated kernel
-  std::vector<T> want_param, want_buffer;        // updated by cpu::sgd_update
+  std::vector<T> want_param, want_buffer;        // updated by cpu::sgd_update_multi
   bool first_step = true;
 };
 
@@ -56,11 +56,11 @@ std::vector<Param<T>> make_params(const std::vector<int64_t>& sizes, bool moment
 }
 
 // One optimizer step over every parameter: fresh gradients, then the multi-tensor update on the
-// emulator and cpu::sgd_update per tensor; `first_step` per tensor as given.
+// emulator and cpu::sgd_update_multi per tensor; `first_step` per tensor as given.
 template <class T>
-void step_and_check(std::vector<Param<T>>& params, const cuda::SgdHyper& hyper, const std::string& what,
+void step_and_check(std::vector<Param<T>>& params, const ember::kernels::SgdHyper& hyper, const std::string& what,
                     std::mt19937_64& rng) {
-  std::vector<cuda::SgdTensor<T>> tensors;
+  std::vector<ember::kernels::SgdTensor<T>> tensors;
   for (Param<T>& p : params) {
     p.grad = random_values<T>(p.param.size(), rng);
     tensors.push_back({p.param.data(), p.grad.data(), hyper.momentum != 0 ? p.buffer.data() : nullptr,
@@ -69,10 +69,10 @@ void step_and_check(std::vector<Param<T>>& params, const cuda::SgdHyper& hyper, 
   cuda::sgd_update_multi<T>(tensors.data(), tensors.size(), hyper, ember::test::default_stream());
   for (size_t k = 0; k < params.size(); ++k) {
     Param<T>& p = params[k];
-    const cpu::SgdStep step{hyper.lr, hyper.momentum, hyper.dampening, hyper.weight_decay, hyper.nesterov,
-                            p.first_step};
-    cpu::sgd_update<T>(p.want_param.data(), p.grad.data(), hyper.momentum != 0 ? p.want_buffer.data() : nullptr,
-                       static_cast<int64_t>(p.param.size()), step);
+    const ember::kernels::SgdTensor<T> want{p.want_param.data(), p.grad.data(),
+                                            hyper.momentum != 0 ? p.want_buffer.data() : nullptr,
+                                            static_cast<int64_t>(p.param.size()), p.first_step};
+    cpu::sgd_update_multi<T>(&want, 1, hyper);
     const std::string which = what + ", tensor " + std::to_string(k) + " of " + std::to_string(params.size()) +
                               " (" + std::to_string(p.param.size()) + " elements, first step " +
                               std::to_string(p.first_step) + ")";
@@ -81,7 +81,7 @@ void step_and_check(std::vector<Param<T>>& params, const cuda::SgdHyper& hyper, 
   }
 }
 
-std::string describe(const cuda::SgdHyper& h) {
+std::string describe(const ember::kernels::SgdHyper& h) {
   return "lr " + std::to_string(h.lr) + " momentum " + std::to_string(h.momentum) + " dampening " +
          std::to_string(h.dampening) + " weight decay " + std::to_string(h.weight_decay) + " nesterov " +
          std::to_string(h.nesterov);
@@ -111,7 +111,7 @@ void check_every_rule() {
       for (double weight_decay : {0.0, 1e-2}) {
         for (bool nesterov : {false, true}) {
           if (momentum == 0.0 && (dampening != 0.0 || nesterov)) continue;  // both act through momentum only
-          const cuda::SgdHyper hyper{0.05, momentum, dampening, weight_decay, nesterov};
+          const ember::kernels::SgdHyper hyper{0.05, momentum, dampening, weight_decay, nesterov};
           std::vector<Param<T>> params = make_params<T>(sizes, momentum != 0.0, rng);
           // Step 1: every buffer initialised; step 2: most buffers read, every third one
           // initialised again (as for a parameter added to the optimizer late) in the same launch.
@@ -138,7 +138,7 @@ TEST_CASE("emulated sgd_update_multi splits a tensor across launches when the bl
           "[cuda-emulated][sgd]") {
   std::mt19937_64 rng(1);
   const std::vector<int64_t> sizes = {3, (cuda::kSgdBlocksPerLaunch - 1) * cuda::kSgdChunk + 7, 5, 1};
-  const cuda::SgdHyper hyper{0.1, 0.5, 0.1, 1e-3, true};
+  const ember::kernels::SgdHyper hyper{0.1, 0.5, 0.1, 1e-3, true};
   std::vector<Param<float>> params = make_params<float>(sizes, true, rng, /*first_step=*/false);
   step_and_check(params, hyper, "block table full", rng);
 }

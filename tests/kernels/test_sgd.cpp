@@ -1,4 +1,4 @@
-// sgd_update against torch.optim.SGD's rule written out step by step in double.
+// sgd_update_multi against torch.optim.SGD's rule written out step by step in double.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 
 namespace cpu = ember::kernels::cpu;
 
-TEMPLATE_TEST_CASE("sgd_update follows torch.optim.SGD over several steps", "[sgd]", float, double) {
+TEMPLATE_TEST_CASE("sgd_update_multi follows torch.optim.SGD over several steps", "[sgd]", float, double) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<double> dist(-1, 1);
   const double tol = std::is_same_v<TestType, float> ? 1e-6 : 1e-14;
@@ -24,8 +24,10 @@ TEMPLATE_TEST_CASE("sgd_update follows torch.optim.SGD over several steps", "[sg
     for (int64_t i = 0; i < n; ++i) rp[i] = p[i] = TestType(dist(rng));
     for (int step = 0; step < 3; ++step) {
       for (int64_t i = 0; i < n; ++i) g[i] = TestType(dist(rng));
-      cpu::SgdStep s{o.lr, o.momentum, o.dampening, o.wd, o.nesterov, step == 0};
-      cpu::sgd_update<TestType>(p.data(), g.data(), o.momentum != 0 ? buf.data() : nullptr, n, s);
+      const ember::kernels::SgdHyper hyper{o.lr, o.momentum, o.dampening, o.wd, o.nesterov};
+      const ember::kernels::SgdTensor<TestType> t{p.data(), g.data(), o.momentum != 0 ? buf.data() : nullptr, n,
+                                                  step == 0};
+      cpu::sgd_update_multi<TestType>(&t, 1, hyper);
       for (int64_t i = 0; i < n; ++i) {
         double d = double(g[i]) + o.wd * rp[i];
         if (o.momentum != 0) {
@@ -35,7 +37,7 @@ TEMPLATE_TEST_CASE("sgd_update follows torch.optim.SGD over several steps", "[sg
         rp[i] -= o.lr * d;
         if (!(std::abs(double(p[i]) - rp[i]) <= tol * 4)) {
           CAPTURE(step, i, p[i], rp[i]);
-          FAIL("sgd_update differs from torch.optim.SGD's rule");
+          FAIL("sgd_update_multi differs from torch.optim.SGD's rule");
         }
       }
     }
