@@ -1,22 +1,13 @@
 // 2-D convolution (cross-correlation, like PyTorch) on NCHW tensors, forward and both backwards.
-// defines: ember::kernels::cpu::Conv2dShape, conv2d_forward, conv2d_backward_input,
+// defines: ember::kernels::cpu::conv2d_forward, conv2d_backward_input,
 //          conv2d_backward_weight, conv2d_*_workspace
 #pragma once
 
 #include <cstdint>
 
-namespace ember::kernels::cpu {
+#include "ember/kernels/conv2d.h"  // defines: Conv2dShape, shared with kernels/cuda/conv2d.h
 
-// x: [batch, in_channels, in_h, in_w]; w: [out_channels, in_channels, kernel_h, kernel_w];
-// y: [batch, out_channels, out_h(), out_w()]; bias: [out_channels]. All contiguous.
-struct Conv2dShape {
-  int64_t batch = 0, in_channels = 0, in_h = 0, in_w = 0, out_channels = 0, kernel_h = 0,
-          kernel_w = 0;
-  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
-  // (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1
-  int64_t out_h() const { return (in_h + 2 * pad_h - dilation_h * (kernel_h - 1) - 1) / stride_h + 1; }
-  int64_t out_w() const { return (in_w + 2 * pad_w - dilation_w * (kernel_w - 1) - 1) / stride_w + 1; }
-};
+namespace ember::kernels::cpu {
 
 // Workspace sizes, in elements of T, for the calls below. They depend on get_num_threads(): call
 // the kernel with the same thread count as the size query (one im2col buffer per thread).

@@ -1,20 +1,13 @@
 // 2-D max pooling on NCHW tensors (floor mode, PyTorch's argmax convention), and its backward.
-// defines: ember::kernels::cpu::Pool2dShape, max_pool2d_forward, max_pool2d_relu_forward,
+// defines: ember::kernels::cpu::max_pool2d_forward, max_pool2d_relu_forward,
 //          max_pool2d_backward
 #pragma once
 
 #include <cstdint>
 
-namespace ember::kernels::cpu {
+#include "ember/kernels/pool.h"  // defines: Pool2dShape, shared with kernels/cuda/pool.h
 
-// x: [batch, channels, in_h, in_w]; y and argmax: [batch, channels, out_h(), out_w()].
-struct Pool2dShape {
-  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, kernel_h = 0, kernel_w = 0;
-  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
-  // Floor mode: (in + 2 * pad - kernel) / stride + 1.
-  int64_t out_h() const { return (in_h + 2 * pad_h - kernel_h) / stride_h + 1; }
-  int64_t out_w() const { return (in_w + 2 * pad_w - kernel_w) / stride_w + 1; }
-};
+namespace ember::kernels::cpu {
 
 // y = the max of each window; argmax = its index ih * in_w + iw within the input plane.
 // Requires: sizes, kernel and stride >= 1; 0 <= pad <= kernel / 2 (so every window holds an input

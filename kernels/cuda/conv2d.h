@@ -2,20 +2,16 @@
 // memory, forward and both backwards, as implicit GEMMs: each block gathers its tile of the
 // virtual im2col matrix straight from the input (padding, stride and dilation handled by bounds
 // checks), so no im2col buffer exists in device memory.
-// defines: ember::kernels::cuda::Conv2dShape, conv2d_forward, conv2d_backward_input,
+// defines: ember::kernels::cuda::conv2d_forward, conv2d_backward_input,
 //          conv2d_backward_weight, conv2d_backward_weight_workspace
 #pragma once
 
 #include <cstdint>
 
+#include "ember/kernels/conv2d.h"  // defines: Conv2dShape (x [N, C, H, W], w [K, C, R, S], y [N, K, P, Q])
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/conv2d.h"
-
 namespace ember::kernels::cuda {
-
-// The same shape record as the CPU kernels (x [N, C, H, W], w [K, C, R, S], y [N, K, P, Q]).
-using Conv2dShape = cpu::Conv2dShape;
 
 // All tensors contiguous, on the stream's device; T is float or double. Requires what the CPU
 // kernels require (sizes >= 1 except the batch, which may be 0; strides, dilations >= 1; pads

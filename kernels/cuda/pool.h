@@ -4,13 +4,10 @@
 
 #include <cstdint>
 
+#include "ember/kernels/pool.h"  // defines: Pool2dShape, shared with kernels/cpu/pool.h
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/pool.h"  // Pool2dShape: plain geometry, shared by both devices
-
 namespace ember::kernels::cuda {
-
-using kernels::cpu::Pool2dShape;
 
 // y = the max of each window; argmax = its index ih * in_w + iw within the input plane.
 // Requires what kernels::cpu::max_pool2d_forward requires, with device pointers on the stream's

@@ -11,13 +11,10 @@
 
 #include <cstddef>
 
+#include "ember/kernels/conv2d.h"  // defines: Conv2dShape
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/conv2d.h"
-
 namespace ember::kernels::vendor {
-
-using Conv2dShape = cpu::Conv2dShape;
 
 // Workspace bytes the matching call below needs for shape `s` and T (float or double) on the
 // current device; also picks and caches the algorithm. `stream` binds the thread's handle.

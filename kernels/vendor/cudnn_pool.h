@@ -3,13 +3,10 @@
 // defines: ember::kernels::vendor::cudnn_max_pool2d_forward, cudnn_max_pool2d_backward
 #pragma once
 
+#include "ember/kernels/pool.h"  // defines: Pool2dShape
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/pool.h"  // Pool2dShape
-
 namespace ember::kernels::vendor {
-
-using kernels::cpu::Pool2dShape;
 
 // y = the max of each window (padding excluded, i.e. -inf; floor mode; NaN propagated), as
 // kernels::cuda::max_pool2d_forward but without argmax. Requires contiguous NCHW device memory

@@ -16,13 +16,14 @@
 #include "ember/kernels/cuda/conv2d.h"
 
 namespace cpu = ember::kernels::cpu;
+using ember::kernels::Conv2dShape;
 namespace cuda = ember::kernels::cuda;
 using ember::test::matches;
 using ember::test::poisoned;
 
 namespace {
 
-std::string describe(const cpu::Conv2dShape& s) {
+std::string describe(const Conv2dShape& s) {
   auto n = [](int64_t v) { return std::to_string(v); };
   return "x [" + n(s.batch) + ", " + n(s.in_channels) + ", " + n(s.in_h) + ", " + n(s.in_w) + "] w [" +
          n(s.out_channels) + ", " + n(s.in_channels) + ", " + n(s.kernel_h) + ", " + n(s.kernel_w) + "] stride " +
@@ -36,7 +37,7 @@ std::string describe(const cpu::Conv2dShape& s) {
 struct Split {
   int64_t splits, per;
 };
-Split expected_split(const cpu::Conv2dShape& s) {
+Split expected_split(const Conv2dShape& s) {
   const int64_t crs = s.in_channels * s.kernel_h * s.kernel_w;
   const int64_t blocks = ((s.out_channels + 63) / 64) * ((crs + 127) / 128);
   const int64_t want = std::min({(512 + blocks - 1) / blocks, s.batch, int64_t(65535)});
@@ -50,7 +51,7 @@ Split expected_split(const cpu::Conv2dShape& s) {
 // the largest difference measured over 5 seeds was 5.7e-5 absolute (2.3e-5 relative; each side
 // was within 5.4e-5 of the exact sum), so long float32 sums get 1e-4.
 template <class T>
-double dbias_tolerance(const cpu::Conv2dShape& s) {
+double dbias_tolerance(const Conv2dShape& s) {
   const bool long_sum = s.batch * s.out_h() * s.out_w() > 1024;
   return std::is_same_v<T, float> && long_sum ? 1e-4 : ember::test::tolerance<T>();
 }
@@ -62,7 +63,7 @@ T* or_null(std::vector<T>& v) {
 
 // Every conv2d kernel on the emulator and on the CPU for one shape, with and without bias.
 template <class T>
-void check_conv2d(const cpu::Conv2dShape& s, std::mt19937_64& rng) {
+void check_conv2d(const Conv2dShape& s, std::mt19937_64& rng) {
   const std::string what = describe(s);
   INFO(what);
   const int64_t P = s.out_h(), Q = s.out_w();
@@ -118,7 +119,7 @@ TEMPLATE_TEST_CASE("emulated conv2d forward and backwards match the CPU with str
                    "[cuda-emulated][conv2d]", float, double) {
   std::mt19937_64 rng(31);
   //     batch C   H  W   K  R  S  sh sw ph pw dh dw
-  const cpu::Conv2dShape shapes[] = {
+  const Conv2dShape shapes[] = {
       // Batch 1 (no split), odd channels, a 3x2 kernel with stride, padding and dilation on one
       // axis each; R*S = 6 < 8 carries into the channel digit.
       {1, 3, 7, 5, 5, 3, 2, 2, 1, 1, 0, 1, 2},
@@ -132,6 +133,11 @@ TEMPLATE_TEST_CASE("emulated conv2d forward and backwards match the CPU with str
       {2, 3, 9, 10, 4, 2, 4, 3, 3, 1, 0, 1, 1},
       // Everything 1.
       {1, 1, 1, 1, 1, 1, 1},
+      // PyTorch's Conv2d(4, 4, (3, 1), stride=(2, 1), padding=(1, 0)): a 3x1 kernel, stride and
+      // padding on the height only.
+      {2, 4, 9, 7, 4, 3, 1, 2, 1, 1, 0},
+      // Every option different per axis: a 2x3 kernel, stride (1, 2), padding (2, 1), dilation (2, 1).
+      {2, 3, 10, 12, 5, 2, 3, 1, 2, 2, 1, 2, 1},
   };
   for (const auto& s : shapes) check_conv2d<TestType>(s, rng);
 }
@@ -141,7 +147,7 @@ TEMPLATE_TEST_CASE("emulated conv2d forward and backwards match the CPU with str
 TEMPLATE_TEST_CASE("emulated conv2d weight gradient splits the batch into groups, the last partial",
                    "[cuda-emulated][conv2d]", float, double) {
   std::mt19937_64 rng(32);
-  const cpu::Conv2dShape s{513, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+  const Conv2dShape s{513, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
   const Split split = expected_split(s);
   REQUIRE(split.splits == 257);
   REQUIRE(split.per == 2);

@@ -14,13 +14,14 @@
 #include "ember/kernels/cuda/pool.h"
 
 namespace cpu = ember::kernels::cpu;
+using ember::kernels::Pool2dShape;
 namespace cuda = ember::kernels::cuda;
 using ember::test::matches;
 using ember::test::poisoned;
 
 namespace {
 
-std::string describe(const cpu::Pool2dShape& s) {
+std::string describe(const Pool2dShape& s) {
   auto n = [](int64_t v) { return std::to_string(v); };
   return "x [" + n(s.batch) + ", " + n(s.channels) + ", " + n(s.in_h) + ", " + n(s.in_w) + "] kernel " +
          n(s.kernel_h) + "x" + n(s.kernel_w) + " stride " + n(s.stride_h) + "x" + n(s.stride_w) + " pad " +
@@ -64,7 +65,7 @@ bool identical(const std::vector<T>& got, const std::vector<T>& want, const std:
 }
 
 template <class T>
-void check_pool(const cpu::Pool2dShape& s, Values kind, std::mt19937_64& rng) {
+void check_pool(const Pool2dShape& s, Values kind, std::mt19937_64& rng) {
   const std::string what = describe(s) + (kind == Values::Ties ? ", ties" : kind == Values::Special ? ", NaN and -inf" : "");
   const size_t in_size = s.batch * s.channels * s.in_h * s.in_w;
   const size_t out_size = s.batch * s.channels * s.out_h() * s.out_w();
@@ -87,13 +88,15 @@ void check_pool(const cpu::Pool2dShape& s, Values kind, std::mt19937_64& rng) {
 }
 
 //    batch C  H  W  kh kw sh sw ph pw
-const cpu::Pool2dShape kShapes[] = {
+const Pool2dShape kShapes[] = {
     {2, 3, 7, 9, 3, 2, 2, 1, 1, 1},  // overlapping along h and w, padding on both axes, odd sizes
     {1, 2, 6, 6, 3, 3, 1, 1, 1, 1},  // stride 1: every input in up to 9 windows
     {2, 2, 7, 9, 2, 2, 2, 2, 0, 0},  // the CPU's 2x2/stride-2 path; floor mode drops a row and a column
     {1, 1, 5, 4, 5, 4, 1, 1, 2, 2},  // window as big as the image, padded: 5x5 outputs of one plane
     {3, 1, 1, 1, 1, 1, 1, 1, 0, 0},  // 1x1
     {1, 3, 10, 3, 4, 1, 3, 2, 2, 0}, // stride 3 over a 4-tall window (overlap 1), a 1-wide kernel
+    {2, 3, 9, 10, 3, 2, 2, 1, 1, 0}, // a 3x2 window, stride (2, 1), padding (1, 0)
+    {1, 2, 7, 11, 2, 4, 1, 3, 1, 2}, // a 2x4 window, stride (1, 3), padding (1, 2) = half of each side
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
+using ember::kernels::Conv2dShape;
 
 namespace {
 
@@ -21,7 +22,7 @@ struct Reference {
 // Direct loops: y = conv(x, w) + b, and the gradients of sum(y * dy).
 template <class T>
 Reference naive(const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& b,
-                const std::vector<T>& dy, const cpu::Conv2dShape& s) {
+                const std::vector<T>& dy, const Conv2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w();
   Reference r;
   r.y.assign(s.batch * s.out_channels * OH * OW, 0.0);
@@ -68,7 +69,7 @@ void expect_close(const std::vector<T>& got, const std::vector<double>& want, do
 }
 
 template <class T>
-void check_conv(const cpu::Conv2dShape& s, bool with_bias, std::mt19937& rng) {
+void check_conv(const Conv2dShape& s, bool with_bias, std::mt19937& rng) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const int64_t OH = s.out_h(), OW = s.out_w();
   std::vector<T> x(s.batch * s.in_channels * s.in_h * s.in_w);
@@ -98,8 +99,8 @@ void check_conv(const cpu::Conv2dShape& s, bool with_bias, std::mt19937& rng) {
   if (with_bias) expect_close(db, ref.db, tol, "dbias");
 }
 
-std::vector<cpu::Conv2dShape> shapes() {
-  std::vector<cpu::Conv2dShape> out;
+std::vector<Conv2dShape> shapes() {
+  std::vector<Conv2dShape> out;
   //              batch C  H   W  K  R  S  sh sw ph pw dh dw
   out.push_back({2, 1, 28, 28, 10, 5, 5});                    // tutorial conv1
   out.push_back({3, 10, 12, 12, 20, 5, 5});                   // tutorial conv2
@@ -119,8 +120,8 @@ std::vector<cpu::Conv2dShape> shapes() {
 
 // Stride 1, no padding, no dilation: the direct float forward (grid positions (OH - 1) * W + OW
 // in vectors of 16 or 8, blocks of at most 10 output channels).
-std::vector<cpu::Conv2dShape> direct_shapes() {
-  std::vector<cpu::Conv2dShape> out;
+std::vector<Conv2dShape> direct_shapes() {
+  std::vector<Conv2dShape> out;
   //              batch C  H   W  K  R  S
   out.push_back({1, 10, 12, 12, 20, 5, 5});   // tutorial conv2, batch 1
   out.push_back({3, 2, 9, 21, 5, 3, 3});      // OW 19: odd, one vector and a 3-lane tail
@@ -154,7 +155,7 @@ TEMPLATE_TEST_CASE("conv2d forward and backwards match the naive convolution", "
 
 TEST_CASE("conv2d backward_weight is bit-for-bit reproducible for a fixed thread count",
           "[conv2d]") {
-  const cpu::Conv2dShape s{64, 10, 12, 12, 20, 5, 5};
+  const Conv2dShape s{64, 10, 12, 12, 20, 5, 5};
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<float> x(s.batch * 10 * 144), dy(s.batch * 20 * 64);
@@ -190,7 +191,7 @@ TEST_CASE("conv2d forward with stride 1 and no padding matches the naive convolu
 TEST_CASE("conv2d forward and backward_weight with stride 1 and no padding give the same bits for "
           "every thread count",
           "[conv2d]") {
-  const cpu::Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
+  const Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
   // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) the weight gradient takes the
   // im2col path, deterministic only for a fixed thread count (checked above).
   const bool direct_weight = cpu::direct_weight_grad_applies(s);

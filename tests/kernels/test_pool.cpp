@@ -10,11 +10,12 @@
 #include "ember/kernels/cpu/threading.h"
 
 namespace cpu = ember::kernels::cpu;
+using ember::kernels::Pool2dShape;
 
 namespace {
 
 template <class T>
-void check_pool(const cpu::Pool2dShape& s, std::mt19937& rng) {
+void check_pool(const Pool2dShape& s, std::mt19937& rng) {
   std::uniform_int_distribution<int> dist(-20, 20);  // small integers: ties happen
   const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
   std::vector<T> x(planes * s.in_h * s.in_w);
@@ -64,15 +65,15 @@ TEMPLATE_TEST_CASE("max_pool2d picks the first maximum and backward routes the g
   for (int threads : {1, 2}) {
     cpu::set_num_threads(threads);
     //                                     N  C  H   W  kh kw sh sw ph pw
-    for (const cpu::Pool2dShape& s : {cpu::Pool2dShape{64, 10, 24, 24, 2, 2, 2, 2},  // tutorial
-                                      cpu::Pool2dShape{2, 20, 8, 8, 2, 2, 2, 2},
-                                      cpu::Pool2dShape{1, 1, 1, 1, 1, 1, 1, 1},
-                                      cpu::Pool2dShape{2, 3, 7, 5, 3, 3, 2, 2, 1, 1},   // overlap+pad
-                                      cpu::Pool2dShape{1, 2, 9, 10, 3, 2, 1, 1, 0, 1},  // stride 1
-                                      cpu::Pool2dShape{3, 1, 5, 7, 2, 3, 3, 2},         // floor mode
-                                      cpu::Pool2dShape{2, 3, 9, 37, 2, 2, 2, 2},        // 2x2: 16 + tail 2
-                                      cpu::Pool2dShape{1, 2, 5, 66, 2, 2, 2, 2},        // 2x2: 16 + 16 + 1
-                                      cpu::Pool2dShape{1, 1, 2, 3, 2, 2, 2, 2}}) {      // 2x2: one output
+    for (const Pool2dShape& s : {Pool2dShape{64, 10, 24, 24, 2, 2, 2, 2},  // tutorial
+                                      Pool2dShape{2, 20, 8, 8, 2, 2, 2, 2},
+                                      Pool2dShape{1, 1, 1, 1, 1, 1, 1, 1},
+                                      Pool2dShape{2, 3, 7, 5, 3, 3, 2, 2, 1, 1},   // overlap+pad
+                                      Pool2dShape{1, 2, 9, 10, 3, 2, 1, 1, 0, 1},  // stride 1
+                                      Pool2dShape{3, 1, 5, 7, 2, 3, 3, 2},         // floor mode
+                                      Pool2dShape{2, 3, 9, 37, 2, 2, 2, 2},        // 2x2: 16 + tail 2
+                                      Pool2dShape{1, 2, 5, 66, 2, 2, 2, 2},        // 2x2: 16 + 16 + 1
+                                      Pool2dShape{1, 1, 2, 3, 2, 2, 2, 2}}) {      // 2x2: one output
       CAPTURE(threads, s.batch, s.channels, s.in_h, s.in_w, s.kernel_h, s.kernel_w, s.stride_h,
               s.stride_w, s.pad_h, s.pad_w);
       check_pool<TestType>(s, rng);
@@ -86,7 +87,7 @@ TEMPLATE_TEST_CASE("max_pool2d propagates NaN as the maximum, like PyTorch", "[p
   const TestType nan = std::numeric_limits<TestType>::quiet_NaN();
   const TestType inf = std::numeric_limits<TestType>::infinity();
   std::vector<TestType> x = {1, nan, 3, 4, -inf, -inf, -inf, -inf};  // two 2x2 windows of a 2x4 image
-  const cpu::Pool2dShape s{1, 1, 2, 4, 2, 2, 2, 2};
+  const Pool2dShape s{1, 1, 2, 4, 2, 2, 2, 2};
   std::vector<TestType> y(2), yr(2);
   std::vector<int64_t> arg(2), argr(2);
   cpu::max_pool2d_forward<TestType>(x.data(), y.data(), arg.data(), s);
@@ -99,7 +100,7 @@ TEMPLATE_TEST_CASE("max_pool2d propagates NaN as the maximum, like PyTorch", "[p
   CHECK(yr[1] == 4);
   // A window of -inf only keeps its first element's index.
   std::vector<TestType> z(4, -inf);
-  const cpu::Pool2dShape one{1, 1, 2, 2, 2, 2, 2, 2};
+  const Pool2dShape one{1, 1, 2, 2, 2, 2, 2, 2};
   cpu::max_pool2d_forward<TestType>(z.data(), y.data(), arg.data(), one);
   CHECK(y[0] == -inf);
   CHECK(arg[0] == 0);
@@ -109,7 +110,7 @@ TEMPLATE_TEST_CASE("max_pool2d 2x2 keeps the last NaN of a window and its index 
                    "[pool]", float, double) {
   // The 2x2 / stride 2 pool has a vectorised float path; it must agree with the scalar rule
   // (take v when v > best or v is NaN) on every lane, tails included.
-  const cpu::Pool2dShape s{2, 2, 6, 45, 2, 2, 2, 2};
+  const Pool2dShape s{2, 2, 6, 45, 2, 2, 2, 2};
   const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> dist(-8, 8);
