@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ember/kernels/cpu/cpu_features.h"
 #include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
@@ -193,16 +194,12 @@ void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, con
 }  // namespace
 
 DirectIsa direct_isa() {
-  static const DirectIsa isa = [] {
-    __builtin_cpu_init();
-    const char* forced = std::getenv("EMBER_GEMM_ISA");
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (forced && std::strcmp(forced, "scalar") == 0) return DirectIsa::none;
-    if (forced && std::strcmp(forced, "avx2") == 0) return avx2 ? DirectIsa::avx2 : DirectIsa::none;
-    if (__builtin_cpu_supports("avx512f")) return DirectIsa::avx512;
-    return avx2 ? DirectIsa::avx2 : DirectIsa::none;
-  }();
-  return isa;
+  switch (simd_isa()) {
+    case SimdIsa::avx512: return DirectIsa::avx512;
+    case SimdIsa::avx2: return DirectIsa::avx2;
+    case SimdIsa::none: break;
+  }
+  return DirectIsa::none;
 }
 
 bool direct_forward_applies(const Conv2dShape& s) {

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "ember/common/error.h"
+#include "ember/kernels/cpu/cpu_features.h"
 #include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
@@ -236,20 +237,13 @@ const Arch* pick_arch() {
   static const Arch avx512{kAvx512MR, kAvx512NR, 168, 384, 1024, micro_avx512_14x32,
                            micro_avx512_14x32_edge};
   static const Arch avx2{kAvx2MR, kAvx2NR, 120, 256, 2048, micro_avx2_6x16, nullptr};
-  static const Arch* arch = [] () -> const Arch* {
-    __builtin_cpu_init();
-    // EMBER_GEMM_ISA=avx2 or =scalar forces a narrower path (for testing every path on one CPU).
-    const char* isa = std::getenv("EMBER_GEMM_ISA");
-    if (isa && std::strcmp(isa, "scalar") == 0) return nullptr;
-    if (isa && std::strcmp(isa, "avx2") == 0 && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma")) {
-      return &avx2;
-    }
-    if (__builtin_cpu_supports("avx512f")) return &avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &avx2;
-    return nullptr;
-  }();
-  return arch;
+  // EMBER_GEMM_ISA=avx2 or =scalar forces a narrower path (cpu_features.h).
+  switch (simd_isa()) {
+    case SimdIsa::avx512: return &avx512;
+    case SimdIsa::avx2: return &avx2;
+    case SimdIsa::none: break;
+  }
+  return nullptr;
 }
 
 // A 64-byte aligned float buffer that only grows (one per thread and operand). The threaded path
@@ -578,9 +572,23 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
   simple_gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t,
-                          const float*, int64_t, float, float*, int64_t);
-template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
-                           const double*, int64_t, double, double*, int64_t);
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                  int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta,
+                  T* C, int64_t ldc, int64_t stride_c, int64_t batch) {
+  for (int64_t i = 0; i < batch; ++i) {
+    gemm<T>(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb, beta,
+            C + i * stride_c, ldc);
+  }
+}
+
+#define EMBER_INSTANTIATE(T)                                                                           \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, \
+                        T, T*, int64_t);                                                               \
+  template void gemm_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, int64_t,  \
+                                const T*, int64_t, int64_t, T, T*, int64_t, int64_t, int64_t);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(double)
+#undef EMBER_INSTANTIATE
 
 }  // namespace ember::kernels::cpu

@@ -1,5 +1,5 @@
 // General matrix product on row-major matrices, the engine under matmul, linear and conv2d.
-// defines: ember::kernels::cpu::gemm
+// defines: ember::kernels::cpu::gemm, gemm_batched
 #pragma once
 
 #include <cstdint>
@@ -26,5 +26,13 @@ namespace ember::kernels::cpu {
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+
+// `batch` independent products, as kernels::cuda::gemm_batched: matrix i of X starts at
+// X + i * stride_x. stride_a or stride_b may be 0 (one matrix broadcast over the batch); C's
+// matrices must not overlap each other. Runs the products one after another, each as gemm().
+template <class T>
+void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                  int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta,
+                  T* C, int64_t ldc, int64_t stride_c, int64_t batch);
 
 }  // namespace ember::kernels::cpu
