@@ -16,9 +16,7 @@
 #include "ember/core/ops.h"
 #include "ember/data/distributed_sampler.h"
 #include "ember/parallel/cpu_communicator.h"
-#ifdef EMBER_WITH_CUDA
 #include "ember/parallel/nccl_communicator.h"
-#endif
 
 namespace ember::parallel {
 
@@ -320,9 +318,6 @@ DataParallel::DataParallel(nn::Module& model, std::vector<Device> devices, Repli
   s.model = &model;
   EMBER_CHECK(!devices.empty(), "DataParallel: expected at least one device, got none");
   const bool cuda = devices[0].is_cuda();
-#ifndef EMBER_WITH_CUDA
-  EMBER_CHECK(!cuda, "DataParallel: CUDA devices need a build with CUDA (this one has none); use cpu replicas");
-#endif
   std::set<int> seen;
   for (const Device& d : devices) {
     EMBER_CHECK(d.is_cuda() == cuda, "DataParallel: devices must be all CPU or all CUDA, got ", devices[0], " and ", d);
@@ -374,9 +369,7 @@ DataParallel::DataParallel(nn::Module& model, std::vector<Device> devices, Repli
     rep.params = rep.module->parameters();
   }
   if (cuda) {
-#ifdef EMBER_WITH_CUDA
     s.comm = std::make_shared<NcclCommunicator>(devices);
-#endif
   } else {
     s.comm = std::make_shared<CpuCommunicator>(static_cast<int>(devices.size()));
   }

@@ -2,11 +2,9 @@
 
 #include "ember/common/error.h"
 #include "ember/core/cuda/runtime.h"
-#ifdef EMBER_WITH_MPI
-#include "ember/parallel/mpi_communicator.h"
-#endif
-#if defined(EMBER_WITH_MPI) && defined(EMBER_WITH_CUDA)
 #include "ember/parallel/nccl_communicator.h"
+#ifdef EMBER_WITH_MPI  // mpi_communicator.h names MPI's types: it exists only where MPI was found
+#include "ember/parallel/mpi_communicator.h"
 #endif
 
 namespace ember::parallel {
@@ -34,9 +32,7 @@ Distributed init_distributed(bool use_cuda) {
     d.comm = mpi;
     return d;
   }
-#ifndef EMBER_WITH_CUDA
-  throw Error("init_distributed: GPUs were asked for but this build of ember has no CUDA");
-#else
+  // A build without CUDA has no device: the check below says so.
   EMBER_CHECK(cuda::device_count() > 0, "init_distributed: GPUs were asked for but rank ", d.rank, " sees no CUDA device");
   d.device = Device::cuda(d.local_rank % cuda::device_count());
   NcclUniqueId id{};
@@ -44,7 +40,6 @@ Distributed init_distributed(bool use_cuda) {
   mpi->broadcast_bytes(id.data(), id.size(), 0);
   d.comm = std::make_shared<NcclCommunicator>(id, d.world_size, d.rank, d.device);
   return d;
-#endif
 #endif
 }
 
