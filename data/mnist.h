@@ -19,8 +19,8 @@ struct Normalize {
 // Reads train-images-idx3-ubyte / train-labels-idx1-ubyte (or t10k-... for Test), each with or
 // without .gz (the .gz is preferred when both exist), from `root`, and keeps them on the CPU:
 // images float32 [N, 1, rows, cols] as (x / 255 - mean) / std, labels int64 [N].
-// Throws ember::Error naming the path, and saying "run scripts/fetch-mnist <root>", when the folder
-// or a file is missing; naming the file when it is corrupt (see data/idx.h); naming both files when
+// Throws ember::Error naming the folder, the files it expected there and where MNIST's IDX files
+// come from, when the folder or a file is missing; naming the file when it is corrupt (see data/idx.h); naming both files when
 // their counts differ; and when normalize.std <= 0.
 class MNIST : public Dataset {
  public:
