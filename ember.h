@@ -14,10 +14,15 @@
 #include "ember/core/threading.h"   // defines: ember::set_num_threads
 #include "ember/data/dataloader.h"  // defines: ember::data::DataLoader
 #include "ember/data/mnist.h"       // defines: ember::data::MNIST
+#include "ember/nn/activation.h"    // defines: ember::nn::ReLU
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
+#include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
+#include "ember/nn/dropout.h"       // defines: ember::nn::Dropout
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
-#include "ember/nn/layers.h"        // defines: ember::nn::Conv2d, Linear, ...
+#include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten
 #include "ember/nn/module.h"        // defines: ember::nn::Module
+#include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, MaxPool2dOptions
+#include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
 #include "ember/optim/sgd.h"        // defines: ember::optim::SGD
 #include "ember/optim/step_lr.h"    // defines: ember::optim::StepLR
 #include "ember/parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator

@@ -9,28 +9,23 @@
 #include <cstdint>
 
 #include "ember/core/tensor.h"
+#include "ember/nn/options/conv.h"     // defines: Conv2dOptions
+#include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions
 
 namespace ember::nn::functional {
 
-struct Conv2dOptions {
-  int64_t stride = 1;
-  int64_t padding = 0;
-  int64_t dilation = 1;
-  int64_t groups = 1;  // only 1 is supported yet
-};
+using nn::Conv2dOptions;
+using nn::ExpandingArray;
+using nn::MaxPool2dOptions;
 
-// x [N, C, H, W], weight [K, C, R, S], bias [K] or undefined -> [N, K, P, Q].
+// x [N, C, H, W], weight [K, C, kH, kW], bias [K] or undefined -> [N, K, P, Q], as PyTorch's
+// F.conv2d(input, weight, bias, stride, padding, dilation). options.bias is not read.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
-              Conv2dOptions options = {});
+              const Conv2dOptions& options = {});
 
-struct MaxPool2dOptions {
-  int64_t kernel_size = 2;
-  int64_t stride = 0;  // 0 means kernel_size, as PyTorch's default
-  int64_t padding = 0;
-};
-// x [N, C, H, W] -> [N, C, P, Q]; the argmax of each window is kept for backward.
-Tensor max_pool2d(const Tensor& input, MaxPool2dOptions options = {});
-Tensor max_pool2d(const Tensor& input, int64_t kernel_size);
+// x [N, C, H, W] -> [N, C, P, Q], as PyTorch's F.max_pool2d(input, kernel_size, stride, padding);
+// kernel_size is one number or an {h, w} pair. The argmax of each window is kept for backward.
+Tensor max_pool2d(const Tensor& input, ExpandingArray<2> kernel_size, const MaxPool2dOptions& options = {});
 
 Tensor relu(const Tensor& input);
 

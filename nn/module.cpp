@@ -1,9 +1,14 @@
 #include "ember/nn/module.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <iomanip>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <typeinfo>
 
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
@@ -48,6 +53,18 @@ Module::Module(Module&& other)
                 "hold the module in a std::shared_ptr (e.g. Sequential::push_back(std::make_shared<...>()))");
   }
   children_ = std::move(other.children_);
+}
+
+std::string Module::name() const {
+  // The dynamic type's name, demangled ("ember::nn::Conv2d", "(anonymous namespace)::Net"), less
+  // its namespaces outside any template arguments: "Conv2d", "Net", "Block<float>".
+  const char* mangled = typeid(*this).name();
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  std::string full = status == 0 && demangled ? demangled.get() : mangled;
+  const size_t end = std::min(full.find('<'), full.size());
+  const size_t colons = full.rfind("::", end);
+  return colons == std::string::npos ? full : full.substr(colons + 2);
 }
 
 Tensor Module::forward(const Tensor&) {

@@ -38,8 +38,10 @@ class Module {
   // Calls forward(), recording the output shape while a summary() is being taken.
   Tensor operator()(const Tensor& input);
 
-  // The type's name as printed ("Conv2d"), and its arguments ("1, 10, kernel_size=(5, 5), ...").
-  virtual std::string name() const { return "Module"; }
+  // The type's name as printed: by default the class name of the dynamic type without its
+  // namespaces ("Conv2d", a user's "Net"), as libtorch prints; override to print another. And
+  // the type's arguments ("1, 10, kernel_size=(5, 5), ...").
+  virtual std::string name() const;
   virtual std::string extra_repr() const { return ""; }
 
   // Registers a tensor as a parameter (it then requires grad) and returns the shared handle.

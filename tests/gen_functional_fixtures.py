@@ -44,6 +44,11 @@ def grads_of(out, inputs):
     return upstream, grads
 
 
+def pair(v):
+    """An int or an (h, w) tuple, as PyTorch takes kernel_size, stride, padding and dilation, as (h, w)."""
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
 def conv_case(name, x_shape, w_shape, stride=1, padding=0, dilation=1, bias=True):
     x = torch.randn(*x_shape, requires_grad=True)
     w = torch.randn(*w_shape, requires_grad=True)
@@ -52,7 +57,7 @@ def conv_case(name, x_shape, w_shape, stride=1, padding=0, dilation=1, bias=True
     inputs = [x, w] + ([b] if bias else [])
     dy, grads = grads_of(y, inputs)
     tensors = {"x": x, "w": w, "y": y, "dy": dy, "dx": grads[0], "dw": grads[1],
-               "options": torch.tensor([stride, padding, dilation, int(bias)])}
+               "options": torch.tensor([*pair(stride), *pair(padding), *pair(dilation), int(bias)])}
     if bias:
         tensors.update(b=b, db=grads[2])
     write_safetensors(os.path.join(OUT, f"functional_{name}.safetensors"), tensors)
@@ -64,7 +69,7 @@ def pool_case(name, x_shape, kernel, stride, padding):
     dy, (dx,) = grads_of(y, [x])
     write_safetensors(os.path.join(OUT, f"functional_{name}.safetensors"),
                       {"x": x, "y": y, "dy": dy, "dx": dx,
-                       "options": torch.tensor([kernel, stride, padding])})
+                       "options": torch.tensor([*pair(kernel), *pair(stride), *pair(padding)])})
 
 
 def simple_case(name, fn, x):
@@ -134,6 +139,15 @@ def main():
     pool_case("pool_odd", (2, 3, 9, 8), 3, 2, 1)
     linear_case("fc_odd", (5, 3, 7), 4)
     network_case()
+    # Non-square kernels, strides, paddings and dilations, each as an (h, w) pair (drawn after the
+    # cases above, so their values do not change). conv_3x1 is the layer of issue 16's example:
+    # Conv2d(4, 4, (3, 1), stride=(2, 1), padding=(1, 0)).
+    conv_case("conv_3x1", (2, 4, 9, 7), (4, 4, 3, 1), stride=(2, 1), padding=(1, 0))
+    conv_case("conv_rect_dilated", (2, 3, 10, 12), (5, 3, 2, 3), stride=(1, 2), padding=(2, 1), dilation=(2, 1))
+    conv_case("conv_rect_nobias", (1, 2, 8, 11), (3, 2, 1, 4), stride=(3, 1), padding=(0, 2), dilation=(1, 3),
+              bias=False)
+    pool_case("pool_rect", (2, 3, 9, 10), (3, 2), (2, 1), (1, 0))
+    pool_case("pool_rect_wide", (1, 2, 7, 11), (2, 4), (1, 3), (1, 2))
 
 
 if __name__ == "__main__":

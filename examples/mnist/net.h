@@ -3,7 +3,9 @@
 #pragma once
 
 #include "ember/nn/functional.h"
-#include "ember/nn/layers.h"
+#include "ember/nn/conv.h"
+#include "ember/nn/linear.h"
+#include "ember/nn/pooling.h"
 
 namespace ember::examples {
 

@@ -7,7 +7,7 @@
 #include "ember/core/cuda/runtime.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
-#include "ember/nn/layers.h"
+#include "ember/nn/linear.h"
 #include "ember/optim/sgd.h"
 
 using ember::Tensor;

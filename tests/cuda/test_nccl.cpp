@@ -12,7 +12,6 @@
 #include "ember/core/ops.h"
 #include "examples/mnist/net.h"
 #include "ember/nn/functional.h"
-#include "ember/nn/layers.h"
 #include "ember/optim/sgd.h"
 #include "ember/parallel/data_parallel.h"
 #include "ember/parallel/nccl_communicator.h"

@@ -119,8 +119,10 @@ std::vector<ParityCase> linear_cases() {
   return cases;
 }
 
+// Each of stride, pad and dilation is {h, w}: F::Conv2dOptions takes a number or a pair.
 struct Conv {
-  int64_t n, c, h, w, k, r, s, stride, pad, dilation;
+  int64_t n, c, h, w, k, r, s;
+  F::ExpandingArray<2> stride, pad, dilation;
   bool bias;
   bool float64_too;
 };
@@ -138,6 +140,11 @@ const Conv kConvs[] = {
     {3, 70, 5, 7, 3, 3, 3, 1, 1, 1, true, true},     // C = 70: backward-input rows past 64
     {64, 1, 28, 28, 10, 5, 5, 1, 0, 1, true, true},  // the tutorial's conv1
     {64, 10, 12, 12, 20, 5, 5, 1, 0, 1, true, true}, // the tutorial's conv2
+    // Non-square: a 3x1 kernel with stride (2, 1) and padding (1, 0) (PyTorch's
+    // Conv2d(4, 4, (3, 1), stride=(2, 1), padding=(1, 0))); then every option different per axis.
+    {2, 4, 9, 7, 4, 3, 1, {2, 1}, {1, 0}, {1, 1}, true, true},
+    {2, 3, 10, 12, 5, 2, 3, {1, 2}, {2, 1}, {2, 1}, true, true},
+    {1, 2, 8, 11, 3, 1, 4, {3, 1}, {0, 2}, {1, 3}, false, true},
     {8, 64, 56, 56, 64, 3, 3, 1, 1, 1, true, false}, // a ResNet-style layer
 };
 
@@ -147,8 +154,8 @@ std::vector<ParityCase> conv_cases() {
     for (const Conv& v : kConvs) {
       if (dt == ember::kFloat64 && !v.float64_too) continue;
       std::string name = "conv2d x" + dims({v.n, v.c, v.h, v.w}) + " w" + dims({v.k, v.c, v.r, v.s}) +
-                         " stride " + std::to_string(v.stride) + " pad " + std::to_string(v.pad) +
-                         " dilation " + std::to_string(v.dilation) + (v.bias ? " bias" : " no bias");
+                         " stride " + dims({v.stride[0], v.stride[1]}) + " pad " + dims({v.pad[0], v.pad[1]}) +
+                         " dilation " + dims({v.dilation[0], v.dilation[1]}) + (v.bias ? " bias" : " no bias");
       std::vector<Shape> shapes{{v.n, v.c, v.h, v.w}, {v.k, v.c, v.r, v.s}};
       if (v.bias) shapes.push_back({v.k});
       F::Conv2dOptions options{.stride = v.stride, .padding = v.pad, .dilation = v.dilation};

@@ -78,27 +78,31 @@ TEST_CASE("relu matches the CPU on CUDA, hand-written and cuDNN, forward and bac
 TEST_CASE("max_pool2d matches the CPU on CUDA, hand-written and cuDNN, with overlap, padding and odd sizes") {
   struct PoolCase {
     Shape shape;
+    F::ExpandingArray<2> kernel;
     F::MaxPool2dOptions options;
   };
   const std::vector<PoolCase> cases{
-      {{64, 10, 24, 24}, {.kernel_size = 2}},                             // the tutorial's first pool
-      {{64, 20, 8, 8}, {.kernel_size = 2}},                               // and its second
-      {{2, 3, 7, 9}, {.kernel_size = 2}},                                 // floor mode drops a row and a column
-      {{2, 3, 11, 13}, {.kernel_size = 3, .stride = 2, .padding = 1}},   // overlap and padding
-      {{1, 2, 6, 5}, {.kernel_size = 3, .stride = 1}},                    // heavy overlap
-      {{3, 2, 5, 5}, {.kernel_size = 2, .padding = 1}},                   // padding, no overlap
-      {{1, 1, 9, 10}, {.kernel_size = 4, .stride = 3, .padding = 2}},    // padding = kernel / 2
-      {{1, 1, 1, 1}, {.kernel_size = 1}},
-      {{5, 1, 3, 17}, {.kernel_size = 3, .stride = 1, .padding = 1}},
+      {{64, 10, 24, 24}, 2, {}},                              // the tutorial's first pool
+      {{64, 20, 8, 8}, 2, {}},                                // and its second
+      {{2, 3, 7, 9}, 2, {}},                                  // floor mode drops a row and a column
+      {{2, 3, 11, 13}, 3, {.stride = 2, .padding = 1}},       // overlap and padding
+      {{1, 2, 6, 5}, 3, {.stride = 1}},                       // heavy overlap
+      {{3, 2, 5, 5}, 2, {.padding = 1}},                      // padding, no overlap
+      {{1, 1, 9, 10}, 4, {.stride = 3, .padding = 2}},        // padding = kernel / 2
+      {{1, 1, 1, 1}, 1, {}},
+      {{5, 1, 3, 17}, 3, {.stride = 1, .padding = 1}},
+      {{2, 3, 9, 10}, {3, 2}, {.stride = {2, 1}, .padding = {1, 0}}},  // non-square everything
+      {{1, 2, 7, 11}, {2, 4}, {.stride = {1, 3}, .padding = {1, 2}}},
   };
   for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const PoolCase& c : cases) {
-      const std::string name = "max_pool2d " + ember::shape_str(c.shape) + " k" + std::to_string(c.options.kernel_size) +
-                               " s" + std::to_string(c.options.stride) + " p" + std::to_string(c.options.padding) +
-                               dtype_suffix(dtype);
+      const ember::Shape stride(c.options.stride.value_or(c.kernel).begin(), c.options.stride.value_or(c.kernel).end());
+      const std::string name = "max_pool2d " + ember::shape_str(c.shape) + " k" +
+                               ember::shape_str({c.kernel[0], c.kernel[1]}) + " s" + ember::shape_str(stride) + " p" +
+                               ember::shape_str({c.options.padding[0], c.options.padding[1]}) + dtype_suffix(dtype);
       parity::check_parity({.name = name,
                             .make_inputs = [=] { return std::vector<Tensor>{random_input(c.shape, dtype)}; },
-                            .op = [o = c.options](const std::vector<Tensor>& in) { return F::max_pool2d(in[0], o); },
+                            .op = [c](const std::vector<Tensor>& in) { return F::max_pool2d(in[0], c.kernel, c.options); },
                             .differentiable = {0},
                             .tolerance = tolerance_for(dtype),
                             .vendor_too = true});
@@ -108,7 +112,7 @@ TEST_CASE("max_pool2d matches the CPU on CUDA, hand-written and cuDNN, with over
                           .make_inputs = [=] { return std::vector<Tensor>{random_input({2, 3, 9, 8}, dtype)}; },
                           .op =
                               [](const std::vector<Tensor>& in) {
-                                return F::max_pool2d(in[0].transpose(2, 3), {.kernel_size = 3, .stride = 2});
+                                return F::max_pool2d(in[0].transpose(2, 3), 3, {.stride = 2});
                               },
                           .differentiable = {0},
                           .tolerance = tolerance_for(dtype),

@@ -84,7 +84,7 @@ TEST_CASE("max_pool2d, relu and linear gradients match finite differences") {
                                  ember::arange(0.0, 252.0, 1.0, {.dtype = ember::kFloat32}).reshape({2, 3, 7, 6}));
   check_gradients("max_pool2d k2", [](const std::vector<Tensor>& in) { return F::max_pool2d(in[0], 2); }, {pool_input});
   check_gradients("max_pool2d k3 s2 p1", [](const std::vector<Tensor>& in) {
-    return F::max_pool2d(in[0], {.kernel_size = 3, .stride = 2, .padding = 1});
+    return F::max_pool2d(in[0], 3, {.stride = 2, .padding = 1});
   }, {ember::randn({1, 2, 7, 8})});
   Tensor away_from_zero = ember::add(ember::randn({3, 4}), 0.0);
   check_gradients("relu", [](const std::vector<Tensor>& in) { return F::relu(in[0]); }, {away_from_zero});
@@ -164,7 +164,7 @@ TEST_CASE("functional ops reject bad input with messages naming the op and the s
   REQUIRE_THROWS_WITH(F::conv2d(ember::randn({1, 2, 8, 8}), ember::randn({2, 1, 3, 3}), Tensor(), {.groups = 2}),
                       Catch::Contains("groups=2 is not supported yet"));
   REQUIRE_THROWS_WITH(F::max_pool2d(ember::randn({8, 8}), 2), Catch::Contains("max_pool2d: input must be 4-D"));
-  REQUIRE_THROWS_WITH(F::max_pool2d(ember::randn({1, 1, 8, 8}), {.kernel_size = 2, .stride = -1}),
+  REQUIRE_THROWS_WITH(F::max_pool2d(ember::randn({1, 1, 8, 8}), 2, {.stride = -1}),
                       Catch::Contains("stride must be positive, got -1"));
   REQUIRE_THROWS_WITH(F::linear(x, ember::randn({10, 320})),
                       Catch::Contains("linear: input [64, 784] has 784 features but weight [10, 320] expects 320"));

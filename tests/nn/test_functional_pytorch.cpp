@@ -37,36 +37,56 @@ void require_close(const Tensor& actual, const Tensor& expected, const std::stri
 
 Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
 
+// The options tensor of a conv fixture: [stride h, w, padding h, w, dilation h, w, bias].
+F::Conv2dOptions conv_options(const Tensor& o) {
+  auto at = [&](int64_t i) { return o.at<int64_t>({i}); };
+  return {.stride = {at(0), at(1)}, .padding = {at(2), at(3)}, .dilation = {at(4), at(5)}};
+}
+
+void check_conv_fixture(const std::string& name) {
+  auto f = fixture(name);
+  Tensor options = f.at("options");
+  bool has_bias = options.at<int64_t>({6}) != 0;
+  Tensor x = leaf(f.at("x")), w = leaf(f.at("w"));
+  Tensor b = has_bias ? leaf(f.at("b")) : Tensor();
+  Tensor y = F::conv2d(x, w, b, conv_options(options));
+  require_close(y, f.at("y"), name + " forward");
+  y.backward(f.at("dy"));
+  require_close(x.grad(), f.at("dx"), name + " input gradient");
+  require_close(w.grad(), f.at("dw"), name + " weight gradient");
+  if (has_bias) require_close(b.grad(), f.at("db"), name + " bias gradient");
+}
+
+// The options tensor of a pool fixture: [kernel h, w, stride h, w, padding h, w].
+void check_pool_fixture(const std::string& name) {
+  auto f = fixture(name);
+  Tensor o = f.at("options");
+  auto at = [&](int64_t i) { return o.at<int64_t>({i}); };
+  Tensor x = leaf(f.at("x"));
+  Tensor y = F::max_pool2d(x, {at(0), at(1)}, {.stride = {at(2), at(3)}, .padding = {at(4), at(5)}});
+  require_close(y, f.at("y"), name + " forward");
+  y.backward(f.at("dy"));
+  require_close(x.grad(), f.at("dx"), name + " input gradient");
+}
+
 }  // namespace
 
 TEST_CASE("conv2d matches PyTorch's output and gradients at the tutorial shapes and odd configurations") {
   for (std::string name : {"conv1", "conv2", "conv_odd", "conv_batch1_nobias", "conv_stride3"}) {
-    auto f = fixture(name);
-    Tensor options = f.at("options");
-    bool has_bias = options.at<int64_t>({3}) != 0;
-    Tensor x = leaf(f.at("x")), w = leaf(f.at("w"));
-    Tensor b = has_bias ? leaf(f.at("b")) : Tensor();
-    Tensor y = F::conv2d(x, w, b, {.stride = options.at<int64_t>({0}), .padding = options.at<int64_t>({1}),
-                                   .dilation = options.at<int64_t>({2})});
-    require_close(y, f.at("y"), name + " forward");
-    y.backward(f.at("dy"));
-    require_close(x.grad(), f.at("dx"), name + " input gradient");
-    require_close(w.grad(), f.at("dw"), name + " weight gradient");
-    if (has_bias) require_close(b.grad(), f.at("db"), name + " bias gradient");
+    check_conv_fixture(name);
   }
 }
 
+TEST_CASE("conv2d matches PyTorch with non-square kernels, strides, paddings and dilations") {
+  for (std::string name : {"conv_3x1", "conv_rect_dilated", "conv_rect_nobias"}) check_conv_fixture(name);
+}
+
 TEST_CASE("max_pool2d matches PyTorch's output and routes gradients like PyTorch") {
-  for (std::string name : {"pool1", "pool2", "pool_odd"}) {
-    auto f = fixture(name);
-    Tensor options = f.at("options");
-    Tensor x = leaf(f.at("x"));
-    Tensor y = F::max_pool2d(x, {.kernel_size = options.at<int64_t>({0}), .stride = options.at<int64_t>({1}),
-                                 .padding = options.at<int64_t>({2})});
-    require_close(y, f.at("y"), name + " forward");
-    y.backward(f.at("dy"));
-    require_close(x.grad(), f.at("dx"), name + " input gradient");
-  }
+  for (std::string name : {"pool1", "pool2", "pool_odd"}) check_pool_fixture(name);
+}
+
+TEST_CASE("max_pool2d matches PyTorch with non-square kernels, strides and paddings") {
+  for (std::string name : {"pool_rect", "pool_rect_wide"}) check_pool_fixture(name);
 }
 
 TEST_CASE("relu, log_softmax and linear match PyTorch") {

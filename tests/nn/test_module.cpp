@@ -7,8 +7,13 @@
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
 #include "ember/nn/checkpoint.h"
+#include "ember/nn/activation.h"
+#include "ember/nn/conv.h"
+#include "ember/nn/dropout.h"
 #include "ember/nn/init.h"
-#include "ember/nn/layers.h"
+#include "ember/nn/linear.h"
+#include "ember/nn/pooling.h"
+#include "ember/nn/sequential.h"
 #include "examples/mnist/net.h"  // defines: ember::examples::Net
 
 namespace nn = ember::nn;
@@ -141,7 +146,7 @@ TEST_CASE("DESIGN.md's Net (forward by value, no override) trains, summarises an
                                                    Catch::Contains("8490"));
   // Through a Module& only the virtual forward(const Tensor&) is reachable.
   nn::Module& base = net;
-  REQUIRE_THROWS_WITH(base.forward(ember::randn({1, 1, 28, 28})), Catch::Contains("forward not implemented for Module"));
+  REQUIRE_THROWS_WITH(base.forward(ember::randn({1, 1, 28, 28})), Catch::Contains("forward not implemented for DesignNet"));
 }
 
 TEST_CASE("names are unique across a module's parameters, buffers and submodules") {
@@ -208,7 +213,7 @@ TEST_CASE("Dropout is the identity in eval() and drops in train()") {
 
 TEST_CASE("moving a module that registered members by reference is refused; owned submodules move") {
   nn::Sequential seq;
-  REQUIRE_THROWS_WITH(seq.push_back(Net()), Catch::Contains("cannot move a Module: its submodule \"conv1\" was registered by reference"));
+  REQUIRE_THROWS_WITH(seq.push_back(Net()), Catch::Contains("cannot move a Net: its submodule \"conv1\" was registered by reference"));
   nn::Sequential inner;
   inner.push_back(nn::Linear(3, 4));
   inner.push_back(nn::ReLU());
@@ -217,4 +222,100 @@ TEST_CASE("moving a module that registered members by reference is refused; owne
   CHECK(seq(ember::randn({5, 3})).sizes() == ember::Shape{5, 2});
   CHECK(seq.named_parameters()[0].first == "0.0.weight");
   CHECK_THAT(seq.repr(), Catch::Contains("(0): Sequential(\n    (0): Linear(in_features=3, out_features=4, bias=True)"));
+}
+
+namespace {
+
+struct Renamed : nn::Module {
+  std::string name() const override { return "Custom"; }
+};
+
+}  // namespace
+
+TEST_CASE("a module prints under its own class name without overriding name(); an override still wins") {
+  DesignNet design;
+  CHECK(design.name() == "DesignNet");
+  CHECK_THAT(design.repr(), Catch::StartsWith("DesignNet(\n  (conv1): Conv2d("));
+  CHECK_THAT(Net().repr(), Catch::StartsWith("Net("));
+  CHECK(nn::Conv2d(1, 2, 3).name() == "Conv2d");
+  CHECK(nn::MaxPool2d(2).name() == "MaxPool2d");
+  CHECK(nn::ReLU().name() == "ReLU");
+  CHECK(nn::Flatten().name() == "Flatten");
+  CHECK(nn::Sequential().name() == "Sequential");
+  CHECK(Renamed().name() == "Custom");
+  CHECK_THAT(Renamed().repr(), Catch::StartsWith("Custom("));
+}
+
+TEST_CASE("layers take designated-initializer options, with {h, w} pairs printed as PyTorch prints them") {
+  nn::Conv2d conv(4, 4, {3, 1}, {.stride = {2, 1}, .padding = {1, 0}});
+  CHECK(conv.weight.sizes() == ember::Shape{4, 4, 3, 1});
+  CHECK(conv.repr() == "Conv2d(4, 4, kernel_size=(3, 1), stride=(2, 1), padding=(1, 0))");
+  CHECK(conv(ember::randn({2, 4, 9, 7})).sizes() == ember::Shape{2, 4, 5, 7});
+  nn::Conv2d dilated(2, 3, 3, {.dilation = {2, 1}, .bias = false});
+  CHECK_FALSE(dilated.bias.defined());
+  CHECK(dilated.repr() == "Conv2d(2, 3, kernel_size=(3, 3), stride=(1, 1), dilation=(2, 1), bias=False)");
+
+  nn::MaxPool2d pool(3, {.stride = 2, .padding = 1});
+  CHECK(pool.repr() == "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False)");
+  CHECK(pool(ember::randn({1, 1, 7, 8})).sizes() == ember::Shape{1, 1, 4, 4});
+  nn::MaxPool2d rect({3, 2}, {.stride = {2, 1}});
+  CHECK(rect.repr() == "MaxPool2d(kernel_size=(3, 2), stride=(2, 1), padding=0, dilation=1, ceil_mode=False)");
+  CHECK(rect(ember::randn({1, 1, 7, 8})).sizes() == ember::Shape{1, 1, 3, 7});
+  CHECK(nn::MaxPool2d(2).repr() == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)");
+
+  nn::Linear fc(784, 10, {.bias = false});
+  CHECK_FALSE(fc.bias.defined());
+  CHECK(fc.named_parameters().size() == 1);
+  CHECK(fc.repr() == "Linear(in_features=784, out_features=10, bias=False)");
+}
+
+TEST_CASE("nn::Conv2d(4, 4, {3, 1}, {.stride = {2, 1}, .padding = {1, 0}}) computes PyTorch's Conv2d(4, 4, (3, 1), "
+          "stride=(2, 1), padding=(1, 0))") {
+  auto f = nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/functional_conv_3x1.safetensors");
+  nn::Conv2d conv(4, 4, {3, 1}, {.stride = {2, 1}, .padding = {1, 0}});
+  conv.load_state_dict({{"weight", f.at("w")}, {"bias", f.at("b")}});
+  Tensor x = f.at("x").detach().clone().requires_grad_();
+  Tensor y = conv(x);
+  REQUIRE(y.sizes() == f.at("y").sizes());
+  CHECK(ember::allclose(y, f.at("y"), 1e-4, 1e-5));
+  y.backward(f.at("dy"));
+  CHECK(ember::allclose(x.grad(), f.at("dx"), 1e-4, 1e-5));
+  CHECK(ember::allclose(conv.weight.grad(), f.at("dw"), 1e-4, 1e-5));
+  CHECK(ember::allclose(conv.bias.grad(), f.at("db"), 1e-4, 1e-5));
+}
+
+TEST_CASE("invalid layer options throw at construction with the functional op's message") {
+  // The message each functional call gives, then the layer's, which must be the same text.
+  auto message = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const ember::Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  Tensor x = ember::randn({1, 3, 8, 8}), w = ember::randn({8, 3, 3, 3});
+  const std::string conv_stride = message([&] { F::conv2d(x, w, Tensor(), {.stride = 0}); });
+  CHECK(conv_stride == "conv2d: stride must be positive, got 0");
+  CHECK(message([] { nn::Conv2d(3, 8, 3, {.stride = 0}); }) == conv_stride);
+  CHECK(message([] { nn::Conv2d(3, 8, 3, {.padding = {1, -1}}); }) ==
+        message([&] { F::conv2d(x, w, Tensor(), {.padding = {1, -1}}); }));
+  CHECK(message([] { nn::Conv2d(3, 8, 3, {.padding = {1, -1}}); }) == "conv2d: padding must be non-negative, got (1, -1)");
+  CHECK(message([] { nn::Conv2d(3, 8, 3, {.dilation = {0, 2}}); }) ==
+        message([&] { F::conv2d(x, w, Tensor(), {.dilation = {0, 2}}); }));
+  CHECK(message([] { nn::Conv2d(3, 8, 3, {.groups = 2}); }) ==
+        message([&] { F::conv2d(x, w, Tensor(), {.groups = 2}); }));
+  CHECK(message([] { nn::Conv2d(3, 8, {3, 0}); }) ==
+        "Conv2d: channels and kernel_size must be positive, got in_channels=3 out_channels=8 kernel_size=(3, 0)");
+
+  CHECK(message([] { nn::MaxPool2d(2, {.stride = 0}); }) == "max_pool2d: stride must be positive, got 0");
+  CHECK(message([] { nn::MaxPool2d(2, {.stride = 0}); }) == message([&] { F::max_pool2d(x, 2, {.stride = 0}); }));
+  CHECK(message([] { nn::MaxPool2d({3, 2}, {.padding = {1, 2}}); }) ==
+        "max_pool2d: padding must be between 0 and half the kernel size (3, 2), got (1, 2)");
+  CHECK(message([] { nn::MaxPool2d({3, 2}, {.padding = {1, 2}}); }) ==
+        message([&] { F::max_pool2d(x, {3, 2}, {.padding = {1, 2}}); }));
+  CHECK(message([] { nn::MaxPool2d(0); }) == message([&] { F::max_pool2d(x, 0); }));
+  CHECK(message([] { nn::MaxPool2d(2, {.dilation = 2}); }) == message([&] { F::max_pool2d(x, 2, {.dilation = 2}); }));
+  CHECK_THAT(message([] { nn::MaxPool2d(2, {.dilation = 2}); }), Catch::Contains("dilation=2 is not supported yet"));
+  CHECK_THAT(message([] { nn::Linear(0, 10, {.bias = false}); }), Catch::Contains("Linear: features must be positive"));
 }

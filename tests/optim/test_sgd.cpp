@@ -5,7 +5,7 @@
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
 #include "ember/nn/checkpoint.h"
-#include "ember/nn/layers.h"
+#include "ember/nn/linear.h"
 #include "ember/optim/sgd.h"
 #include "ember/optim/step_lr.h"
 

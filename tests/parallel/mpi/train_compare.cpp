@@ -8,7 +8,7 @@
 #include "ember/core/ops.h"
 #include "ember/data/dataloader.h"
 #include "ember/nn/functional.h"
-#include "ember/nn/layers.h"
+#include "ember/nn/linear.h"
 #include "ember/optim/sgd.h"
 #include "ember/parallel/data_parallel.h"
 #include "ember/parallel/distributed.h"

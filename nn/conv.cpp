@@ -1,0 +1,33 @@
+#include "ember/nn/conv.h"
+
+#include "ember/common/error.h"
+#include "ember/nn/default_init.h"
+#include "ember/nn/functional.h"
+
+namespace ember::nn {
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size, Conv2dOptions options)
+    : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size), options_(options) {
+  EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
+              "Conv2d: channels and kernel_size must be positive, got in_channels=", in_channels,
+              " out_channels=", out_channels, " kernel_size=", compact_str(kernel_size));
+  check_conv2d_options(options);
+  weight = register_parameter("weight", empty({out_channels, in_channels, kernel_size[0], kernel_size[1]}));
+  if (options.bias) bias = register_parameter("bias", empty({out_channels}));
+  detail::reset_parameters(weight, bias);
+}
+
+Tensor Conv2d::forward(const Tensor& input) { return functional::conv2d(input, weight, bias, options_); }
+
+// As PyTorch's: padding, dilation, groups and bias only when they differ from the defaults.
+std::string Conv2d::extra_repr() const {
+  std::string out = ember::detail::str(in_channels_, ", ", out_channels_, ", kernel_size=", kernel_size_,
+                                       ", stride=", options_.stride);
+  if (!options_.padding.all(0)) out += ember::detail::str(", padding=", options_.padding);
+  if (!options_.dilation.all(1)) out += ember::detail::str(", dilation=", options_.dilation);
+  if (options_.groups != 1) out += ember::detail::str(", groups=", options_.groups);
+  if (!options_.bias) out += ", bias=False";
+  return out;
+}
+
+}  // namespace ember::nn
