@@ -13,6 +13,7 @@
 #include "ember/kernels/cuda/dropout.h"
 #include "ember/kernels/cuda/elementwise.h"
 #include "ember/kernels/cuda/gemm.h"
+#include "ember/kernels/cuda/linear.h"
 #include "ember/kernels/cuda/loss.h"
 #include "ember/kernels/cuda/pool.h"
 #include "ember/kernels/cuda/reduce.h"
@@ -78,7 +79,7 @@ void extremum(bool, void*, int64_t*, const void*, int, const ReduceLoop&, void*,
   cuda_not_built("max");
 }
 
-// --- gemm.h, loss.h, sgd.h ---
+// --- gemm.h, linear.h, loss.h, sgd.h ---
 template <class T>
 void gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, Stream) {
   cuda_not_built("matmul");

@@ -1,6 +1,6 @@
 // Hand-written GEMM on CUDA: the float32 SGEMM (after siboehm's "How to optimize a CUDA matmul
 // kernel" worklog: block tiling, 2-D register blocking, vectorised loads, double buffering), a
-// simple float64 kernel, and linear's bias helpers.
+// simple float64 kernel.
 #include "ember/kernels/cuda/gemm.h"
 
 #include <algorithm>
@@ -331,36 +331,6 @@ void with_transposes(bool trans_a, bool trans_b, Launch launch) {
   }
 }
 
-template <class T>
-__global__ void broadcast_rows_kernel(const T* row, int64_t n, int64_t cols, T* out) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = row[i % cols];
-  }
-}
-
-// Block (32, 8): column blockIdx.x * 32 + threadIdx.x; lane threadIdx.y sums rows y, y + 8, ...;
-// lane 0 then adds the 8 partial sums in order.
-template <class T>
-__global__ void column_sums_kernel(const T* x, int64_t rows, int64_t cols, T* out) {
-  __shared__ T partial[8][33];
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
-  T sum = 0;
-  if (col < cols) {
-    for (int64_t r = threadIdx.y; r < rows; r += 8) sum += x[r * cols + col];
-  }
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.y == 0 && col < cols) {
-    T total = 0;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) total += partial[i][threadIdx.x];
-    out[col] = total;
-  }
-}
-
-unsigned blocks_for(int64_t n, int threads) { return detail::grid_for(n, threads, 65535); }
-
 void launch_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                  const float* A, int64_t lda, int64_t stride_a, const float* B, int64_t ldb,
                  int64_t stride_b, float beta, float* C, int64_t ldc, int64_t stride_c, int64_t batch,
@@ -425,22 +395,6 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
   gemm_batched<T>(trans_a, trans_b, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, stream);
 }
 
-template <class T>
-void broadcast_rows(const T* row, int64_t rows, int64_t cols, T* out, cudaStream_t stream) {
-  const int64_t n = rows * cols;
-  if (n == 0) return;
-  EMBER_LAUNCH(blocks_for(n, 256), 256, 0, stream, broadcast_rows_kernel<T>)(row, n, cols, out);
-  EMBER_CUDA_LAUNCH_CHECK("linear (bias)");
-}
-
-template <class T>
-void column_sums(const T* x, int64_t rows, int64_t cols, T* out, cudaStream_t stream) {
-  if (cols == 0) return;
-  EMBER_LAUNCH(static_cast<unsigned>((cols + 31) / 32), dim3(32, 8), 0, stream, column_sums_kernel<T>)(
-      x, rows, cols, out);
-  EMBER_CUDA_LAUNCH_CHECK("linear (bias gradient)");
-}
-
 template void gemm_batched<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t,
                                   int64_t, const float*, int64_t, int64_t, float, float*, int64_t,
                                   int64_t, int64_t, cudaStream_t);
@@ -451,9 +405,5 @@ template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const fl
                           int64_t, float, float*, int64_t, cudaStream_t);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
                            const double*, int64_t, double, double*, int64_t, cudaStream_t);
-template void broadcast_rows<float>(const float*, int64_t, int64_t, float*, cudaStream_t);
-template void broadcast_rows<double>(const double*, int64_t, int64_t, double*, cudaStream_t);
-template void column_sums<float>(const float*, int64_t, int64_t, float*, cudaStream_t);
-template void column_sums<double>(const double*, int64_t, int64_t, double*, cudaStream_t);
 
 }  // namespace ember::kernels::cuda

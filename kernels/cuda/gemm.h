@@ -1,6 +1,6 @@
 // Hand-written general matrix products on row-major matrices in CUDA device memory, the engine
-// under matmul and linear, and the two small helpers linear needs (bias rows, column sums).
-// defines: ember::kernels::cuda::gemm, gemm_batched, broadcast_rows, column_sums
+// under matmul and linear (linear's bias helpers are in kernels/cuda/linear.h).
+// defines: ember::kernels::cuda::gemm, gemm_batched
 //
 // Same contract as kernels::cpu::gemm, with a stream: C = alpha * op(A) * op(B) + beta * C, all
 // row-major; op(X) = X, or X^T when trans_x (a transposed view reaches the kernel without a copy).
@@ -33,14 +33,5 @@ template <class T>
 void gemm_batched(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t lda, int64_t stride_a, const T* B, int64_t ldb, int64_t stride_b, T beta,
                   T* C, int64_t ldc, int64_t stride_c, int64_t batch, Stream stream);
-
-// out[i, j] = row[j] for a contiguous out of [rows, cols] (linear's bias, before a beta = 1 GEMM).
-template <class T>
-void broadcast_rows(const T* row, int64_t rows, int64_t cols, T* out, Stream stream);
-
-// out[j] = sum over i of x[i, j], x contiguous [rows, cols] (linear's bias gradient). rows == 0
-// gives zeros. Deterministic: a fixed summation order.
-template <class T>
-void column_sums(const T* x, int64_t rows, int64_t cols, T* out, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -1,4 +1,4 @@
-// gemm (the float32 SGEMM and the float64 kernel), gemm_batched, broadcast_rows and column_sums on
+// gemm (the float32 SGEMM and the float64 kernel) and gemm_batched on
 // the emulator against the CPU: every transpose pair, alpha and beta (beta 0 ignores NaN in C, as
 // kernels/cpu/gemm.h guarantees), sizes that leave partial 128x128x8 (64x64x8) tiles, leading
 // dimensions and batch strides past the matrix, and the 16-byte float4 path (aligned pointer, ld
@@ -172,32 +172,4 @@ TEMPLATE_TEST_CASE("emulated gemm_batched matches the CPU matrix by matrix, with
       {false, false, 1, 1, 1, 1.0, 0.0, odd_gap, odd_gap, odd_gap, 5, true},
   };
   for (const GemmCase& g : cases) CHECK(check_gemm<TestType>(g, rng));
-}
-
-TEMPLATE_TEST_CASE("emulated broadcast_rows copies the row into every row", "[cuda-emulated][gemm]", float, double) {
-  std::mt19937_64 rng(5);
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 300}, {257, 3}}) {
-    const auto row = ember::test::random_vector<TestType>(cols, rng);
-    std::vector<TestType> out = poisoned<TestType>(rows * cols), want(rows * cols);
-    cuda::broadcast_rows<TestType>(row.data(), rows, cols, out.data(), ember::test::default_stream());
-    for (int64_t i = 0; i < rows; ++i) std::copy(row.begin(), row.end(), want.begin() + i * cols);
-    CHECK(matches(out, want, "broadcast_rows " + std::to_string(rows) + "x" + std::to_string(cols), 0.0));
-  }
-}
-
-// The kernel sums each column in 8 interleaved partial sums; the reference sums in order in double.
-TEMPLATE_TEST_CASE("emulated column_sums sums each column, and gives zeros for no rows", "[cuda-emulated][gemm]",
-                   float, double) {
-  std::mt19937_64 rng(6);
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {1, 1}, {1, 33}, {37, 70}, {8, 32}, {300, 3}}) {
-    const auto x = ember::test::random_vector<TestType>(rows * cols, rng);
-    std::vector<TestType> out = poisoned<TestType>(cols), want(cols);
-    cuda::column_sums<TestType>(x.data(), rows, cols, out.data(), ember::test::default_stream());
-    for (int64_t j = 0; j < cols; ++j) {
-      double sum = 0;
-      for (int64_t i = 0; i < rows; ++i) sum += x[i * cols + j];
-      want[j] = static_cast<TestType>(sum);
-    }
-    CHECK(matches(out, want, "column_sums " + std::to_string(rows) + "x" + std::to_string(cols)));
-  }
 }
