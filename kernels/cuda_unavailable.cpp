@@ -116,10 +116,6 @@ void mse_loss_backward(const T*, const T*, const T*, bool, double, T*, T*, int64
   cuda_not_built("mse_loss");
 }
 template <class T>
-void sum_scaled(const T*, T*, int64_t, double, Stream) { cuda_not_built("sum"); }
-template <class T>
-void broadcast_scaled(const T*, T*, int64_t, double, Stream) { cuda_not_built("sum"); }
-template <class T>
 void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cuda_not_built("SGD"); }
 
 #define EMBER_INSTANTIATE(T)                                                                                    \
@@ -146,8 +142,6 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
   template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, T*, int64_t, int64_t, Stream);    \
   template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double, Stream);                     \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t, Stream);      \
-  template void sum_scaled<T>(const T*, T*, int64_t, double, Stream);                                           \
-  template void broadcast_scaled<T>(const T*, T*, int64_t, double, Stream);                                     \
   template void sgd_update_multi<T>(const SgdTensor<T>*, size_t, const SgdHyper&, Stream);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)

@@ -1,6 +1,8 @@
-// Row-wise log-softmax, negative log-likelihood and their fusion, cross-entropy; with backwards.
+// Row-wise log-softmax, negative log-likelihood and their fusion, cross-entropy; mean squared error
+// (fused); with backwards. The twins of kernels/cuda/loss.h.
 // defines: ember::kernels::cpu::log_softmax_forward, log_softmax_backward, nll_loss_forward,
-//          nll_loss_backward, cross_entropy_forward, cross_entropy_backward
+//          nll_loss_backward, cross_entropy_forward, cross_entropy_backward, mse_loss_forward,
+//          mse_loss_backward
 #pragma once
 
 #include <cstdint>
@@ -37,5 +39,17 @@ void cross_entropy_forward(const T* logits, const int64_t* target, T* log_probs_
 template <class T>
 void cross_entropy_backward(const T* log_probs, const int64_t* target, const T* grad_rows,
                             T* dlogits, int64_t rows, int64_t cols);
+
+// Squared error of n elements: reduce == false: out[i] = (x[i] - t[i])^2 (out has n elements);
+// reduce == true: out[0] = scale * sum_i (x[i] - t[i])^2, summed in double (scale 1 for a sum, 1/n
+// for a mean; n == 0 gives 0).
+template <class T>
+void mse_loss_forward(const T* x, const T* t, T* out, int64_t n, bool reduce, double scale);
+
+// dx[i] = 2 (x[i] - t[i]) * g_i and, when dt != nullptr, dt[i] = -dx[i], where
+// g_i = scale * grad[0] when grad_is_scalar, else grad[i]. dx and dt are overwritten.
+template <class T>
+void mse_loss_backward(const T* x, const T* t, const T* grad, bool grad_is_scalar, double scale, T* dx,
+                       T* dt, int64_t n);
 
 }  // namespace ember::kernels::cpu

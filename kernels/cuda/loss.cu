@@ -1,7 +1,7 @@
 // Losses. Row ops (log_softmax and its backward, the fused cross-entropy forward) give each row a
 // warp (up to kWarpRowLimit columns) or a block, reduce with shuffles (and shared memory across
 // warps), and subtract the row max before exponentiating. Element-wise parts (the nll and
-// cross-entropy backwards, mse) take one thread per element. Sums to one number take one block.
+// cross-entropy backwards, mse) take one thread per element. mse's sum to one number takes one block.
 #include "ember/kernels/cuda/loss.h"
 
 #include <algorithm>
@@ -16,7 +16,7 @@ constexpr int kWarpSize = 32;
 constexpr int kThreads = 256;              // every kernel here; a multiple of the warp size
 constexpr int kWarpsPerBlock = kThreads / kWarpSize;
 constexpr int64_t kWarpRowLimit = 1024;    // longer rows get a block each
-constexpr int kReduceThreads = 1024;       // the one block of sum_scaled / mse_loss_forward
+constexpr int kReduceThreads = 1024;       // the one block of a reduced mse_loss_forward
 
 unsigned grid_for(int64_t work, int64_t per_block) { return detail::grid_for(work, per_block, 65535); }
 
@@ -184,19 +184,14 @@ __global__ void cross_entropy_backward_kernel(const T* log_probs, const int64_t*
   }
 }
 
-// out[0] = scale * sum of a[i] (b == nullptr) or of (a[i] - b[i])^2. Launched with one block;
-// accumulates in double.
+// out[0] = scale * sum of (x[i] - t[i])^2. Launched with one block; accumulates in double.
 template <class T>
-__global__ void sum_kernel(const T* a, const T* b, T* out, int64_t n, double scale) {
+__global__ void squared_error_sum_kernel(const T* x, const T* t, T* out, int64_t n, double scale) {
   __shared__ double shared[kWarpSize];
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    if (b != nullptr) {
-      const T d = a[i] - b[i];
-      s += static_cast<double>(d * d);
-    } else {
-      s += static_cast<double>(a[i]);
-    }
+    const T d = x[i] - t[i];
+    s += static_cast<double>(d * d);
   }
   s = block_reduce(s, SumOp{}, 0.0, shared);
   if (threadIdx.x == 0) out[0] = static_cast<T>(scale * s);
@@ -220,14 +215,6 @@ __global__ void mse_loss_backward_kernel(const T* x, const T* t, const T* grad, 
     const T d = T(2) * (x[i] - t[i]) * g;
     dx[i] = d;
     if (dt != nullptr) dt[i] = -d;
-  }
-}
-
-template <class T>
-__global__ void broadcast_scaled_kernel(const T* g, T* out, int64_t n, T scale) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = scale * g[0];
   }
 }
 
@@ -288,7 +275,7 @@ template <class T>
 void mse_loss_forward(const T* x, const T* t, T* out, int64_t n, bool reduce, double scale, cudaStream_t stream) {
   if (reduce) {
     // n == 0 still writes out[0] (a sum of nothing is 0).
-    EMBER_LAUNCH(1, kReduceThreads, 0, stream, sum_kernel<T>)(x, t, out, n, scale);
+    EMBER_LAUNCH(1, kReduceThreads, 0, stream, squared_error_sum_kernel<T>)(x, t, out, n, scale);
   } else {
     if (n <= 0) return;
     EMBER_LAUNCH(grid_for(n, kThreads), kThreads, 0, stream, squared_error_kernel<T>)(x, t, out, n);
@@ -305,20 +292,6 @@ void mse_loss_backward(const T* x, const T* t, const T* grad, bool grad_is_scala
   EMBER_CUDA_LAUNCH_CHECK("mse_loss_backward");
 }
 
-template <class T>
-void sum_scaled(const T* x, T* out, int64_t n, double scale, cudaStream_t stream) {
-  EMBER_LAUNCH(1, kReduceThreads, 0, stream, sum_kernel<T>)(x, nullptr, out, n, scale);
-  EMBER_CUDA_LAUNCH_CHECK("sum_scaled");
-}
-
-template <class T>
-void broadcast_scaled(const T* g, T* out, int64_t n, double scale, cudaStream_t stream) {
-  if (n <= 0) return;
-  EMBER_LAUNCH(grid_for(n, kThreads), kThreads, 0, stream, broadcast_scaled_kernel<T>)(
-      g, out, n, static_cast<T>(scale));
-  EMBER_CUDA_LAUNCH_CHECK("broadcast_scaled");
-}
-
 #define EMBER_INSTANTIATE_CUDA_LOSS(T)                                                                        \
   template void log_softmax_forward<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                        \
   template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);             \
@@ -329,9 +302,7 @@ void broadcast_scaled(const T* g, T* out, int64_t n, double scale, cudaStream_t 
                                           cudaStream_t);                                                     \
   template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double, cudaStream_t);            \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t,            \
-                                     cudaStream_t);                                                          \
-  template void sum_scaled<T>(const T*, T*, int64_t, double, cudaStream_t);                                  \
-  template void broadcast_scaled<T>(const T*, T*, int64_t, double, cudaStream_t);
+                                     cudaStream_t);
 EMBER_INSTANTIATE_CUDA_LOSS(float)
 EMBER_INSTANTIATE_CUDA_LOSS(double)
 #undef EMBER_INSTANTIATE_CUDA_LOSS

@@ -1,8 +1,8 @@
-// Row-wise log-softmax, negative log-likelihood, cross-entropy (fused) and mean squared error on
-// one CUDA device, with backwards; and the sum that reduces per-row losses to one number.
+// Row-wise log-softmax, negative log-likelihood, cross-entropy (fused) and mean squared error (fused)
+// on one CUDA device, with backwards.
 // defines: ember::kernels::cuda::log_softmax_forward, log_softmax_backward, nll_loss_forward,
 //          nll_loss_backward, cross_entropy_forward, cross_entropy_backward, mse_loss_forward,
-//          mse_loss_backward, sum_scaled, broadcast_scaled
+//          mse_loss_backward
 #pragma once
 
 #include <cstdint>
@@ -56,13 +56,5 @@ void mse_loss_forward(const T* x, const T* t, T* out, int64_t n, bool reduce, do
 template <class T>
 void mse_loss_backward(const T* x, const T* t, const T* grad, bool grad_is_scalar, double scale, T* dx, T* dt,
                        int64_t n, Stream stream);
-
-// out[0] = scale * sum_i x[i] (one block; for reducing per-row losses to a sum or a mean).
-template <class T>
-void sum_scaled(const T* x, T* out, int64_t n, double scale, Stream stream);
-
-// out[i] = scale * g[0] for i < n: the backward of sum_scaled.
-template <class T>
-void broadcast_scaled(const T* g, T* out, int64_t n, double scale, Stream stream);
 
 }  // namespace ember::kernels::cuda

@@ -2,9 +2,8 @@
 // against kernels/cpu/loss.h, in both row paths (a warp per row up to 1024 columns, a block per row
 // beyond), in place where the API allows it, and with out-of-range targets, which the CUDA code
 // turns into a NaN loss / gradient row (the CPU twin requires targets in range and would read out
-// of bounds, so its reference runs on in-range targets and the bad rows are expected NaN). mse_loss,
-// sum_scaled and broadcast_scaled have no CPU kernel: their reference is the definition in
-// kernels/cuda/loss.h, computed here.
+// of bounds, so its reference runs on in-range targets and the bad rows are expected NaN); and the
+// fused mse_loss forward (element-wise or reduced in one block) and backward against its CPU twin.
 #include "emulated_checks.h"
 
 #include <algorithm>
@@ -157,9 +156,8 @@ TEMPLATE_TEST_CASE("emulated cross_entropy forward and backward match the CPU, N
   }
 }
 
-// Reference: out[i] = d * d with d = x - t in T; the reduction sums those in double (as the kernel
-// does, in another order) and scales.
-TEMPLATE_TEST_CASE("emulated mse_loss_forward gives squared errors, or their scaled sum in one block",
+// Both sum the squares in double (the CPU in order, the kernel in 1024 strided partial sums).
+TEMPLATE_TEST_CASE("emulated mse_loss_forward matches the CPU: squared errors, or their scaled sum in one block",
                    "[cuda-emulated][loss]", float, double) {
   using T = TestType;
   std::mt19937_64 rng(64);
@@ -169,22 +167,17 @@ TEMPLATE_TEST_CASE("emulated mse_loss_forward gives squared errors, or their sca
   for (auto [n, scale] : {std::pair<int64_t, double>{0, 1.0}, {1, 1.0}, {3001, 1.0 / 3001}}) {
     const auto x = ember::test::random_vector<T>(n, rng, -3.0, 3.0);
     const auto t = ember::test::random_vector<T>(n, rng, -3.0, 3.0);
-    std::vector<T> sq(n);
-    double total = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const T d = x[i] - t[i];
-      sq[i] = d * d;
-      total += static_cast<double>(sq[i]);
-    }
     const std::string what = "n " + std::to_string(n) + ", scale " + std::to_string(scale);
     if (n > 0) {
-      std::vector<T> out = poisoned<T>(n);
+      std::vector<T> out = poisoned<T>(n), want(n);
+      cpu::mse_loss_forward<T>(x.data(), t.data(), want.data(), n, /*reduce=*/false, 1.0);
       cuda::mse_loss_forward<T>(x.data(), t.data(), out.data(), n, /*reduce=*/false, 1.0, stream);
-      CHECK(matches(out, sq, "mse_loss_forward, no reduction, " + what));
+      CHECK(matches(out, want, "mse_loss_forward, no reduction, " + what, 0.0));
     }
-    std::vector<T> reduced = poisoned<T>(1);
+    std::vector<T> reduced = poisoned<T>(1), want_reduced(1);
+    cpu::mse_loss_forward<T>(x.data(), t.data(), want_reduced.data(), n, /*reduce=*/true, scale);
     cuda::mse_loss_forward<T>(x.data(), t.data(), reduced.data(), n, /*reduce=*/true, scale, stream);
-    CHECK(matches(reduced, {static_cast<T>(scale * total)}, "mse_loss_forward, reduced, " + what));
+    CHECK(matches(reduced, want_reduced, "mse_loss_forward, reduced, " + what));
   }
 }
 
@@ -200,11 +193,7 @@ TEMPLATE_TEST_CASE("emulated mse_loss_backward scales by a scalar or per-element
     for (bool scalar : {true, false}) {
       const double scale = scalar ? 1.0 / static_cast<double>(n) : 1.0;
       std::vector<T> want_dx(n), want_dt(n);
-      for (int64_t i = 0; i < n; ++i) {
-        const T g = scalar ? static_cast<T>(scale) * grad[0] : grad[i];
-        want_dx[i] = T(2) * (x[i] - t[i]) * g;
-        want_dt[i] = -want_dx[i];
-      }
+      cpu::mse_loss_backward<T>(x.data(), t.data(), grad.data(), scalar, scale, want_dx.data(), want_dt.data(), n);
       const std::string what = std::string(scalar ? "scalar" : "per-element") + " gradient, n " + std::to_string(n);
       std::vector<T> dx = poisoned<T>(n), dt = poisoned<T>(n);
       cuda::mse_loss_backward<T>(x.data(), t.data(), grad.data(), scalar, scale, dx.data(), dt.data(), n, stream);
@@ -214,26 +203,5 @@ TEMPLATE_TEST_CASE("emulated mse_loss_backward scales by a scalar or per-element
       cuda::mse_loss_backward<T>(x.data(), t.data(), grad.data(), scalar, scale, dx_only.data(), nullptr, n, stream);
       CHECK(matches(dx_only, want_dx, "mse_loss_backward dx without dt, " + what));
     }
-  }
-}
-
-TEMPLATE_TEST_CASE("emulated sum_scaled sums in one block and scales; broadcast_scaled is its backward",
-                   "[cuda-emulated][loss]", float, double) {
-  using T = TestType;
-  std::mt19937_64 rng(66);
-  const auto stream = ember::test::default_stream();
-  for (auto [n, scale] : {std::pair<int64_t, double>{0, 1.0}, {1, -0.25}, {3001, 1.0 / 3001}}) {
-    const auto x = ember::test::random_vector<T>(n, rng);
-    double total = 0;
-    for (T v : x) total += static_cast<double>(v);
-    const std::string what = "n " + std::to_string(n) + ", scale " + std::to_string(scale);
-    std::vector<T> out = poisoned<T>(1);
-    cuda::sum_scaled<T>(x.data(), out.data(), n, scale, stream);
-    CHECK(matches(out, {static_cast<T>(scale * total)}, "sum_scaled, " + what));
-    if (n == 0) continue;
-    const std::vector<T> g = {static_cast<T>(1.5)};
-    std::vector<T> back = poisoned<T>(n);
-    cuda::broadcast_scaled<T>(g.data(), back.data(), n, scale, stream);
-    CHECK(matches(back, std::vector<T>(n, static_cast<T>(scale) * g[0]), "broadcast_scaled, " + what, 0.0));
   }
 }

@@ -1,4 +1,4 @@
-// log_softmax, nll and the fused cross-entropy against double references.
+// log_softmax, nll, the fused cross-entropy and the fused mse against double references.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -71,5 +71,52 @@ TEMPLATE_TEST_CASE("log_softmax, nll_loss and cross_entropy match the double ref
     require_close(l2, loss, tol, "cross_entropy loss");
     cpu::cross_entropy_backward<TestType>(lp2.data(), t.data(), g.data(), dlogits.data(), rows, cols);
     require_close(dlogits, dce, tol, "cross_entropy_backward");
+  }
+}
+
+// Sizes 0 (a sum of nothing is 0), 1, and one past the parallel threshold (32768 elements).
+TEMPLATE_TEST_CASE("mse_loss gives squared errors or their scaled sum, and its backward 2 (x - t) g",
+                   "[loss]", float, double) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<double> dist(-3, 3);
+  const double tol = std::is_same_v<TestType, float> ? 1e-6 : 1e-14;
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(37), int64_t(40001)}) {
+    CAPTURE(n);
+    std::vector<TestType> x(n), t(n), grad(n);
+    for (auto& v : x) v = TestType(dist(rng));
+    for (auto& v : t) v = TestType(dist(rng));
+    for (auto& v : grad) v = TestType(dist(rng));
+    std::vector<double> sq(n);
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = double(x[i]) - double(t[i]);
+      sq[i] = d * d;
+      total += sq[i];
+    }
+    std::vector<TestType> out(n, TestType(NAN));
+    cpu::mse_loss_forward<TestType>(x.data(), t.data(), out.data(), n, /*reduce=*/false, 1.0);
+    require_close(out, sq, tol, "mse_loss_forward, no reduction");
+    for (double scale : {1.0, n > 0 ? 1.0 / double(n) : 1.0}) {
+      std::vector<TestType> reduced(1, TestType(NAN));
+      cpu::mse_loss_forward<TestType>(x.data(), t.data(), reduced.data(), n, /*reduce=*/true, scale);
+      require_close(reduced, {scale * total}, tol, "mse_loss_forward, reduced");
+    }
+    if (n == 0) continue;
+    for (bool scalar : {true, false}) {
+      CAPTURE(scalar);
+      const double scale = scalar ? 1.0 / double(n) : 1.0;
+      std::vector<double> want_dx(n), want_dt(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double g = scalar ? scale * double(grad[0]) : double(grad[i]);
+        want_dx[i] = 2.0 * (double(x[i]) - double(t[i])) * g;
+        want_dt[i] = -want_dx[i];
+      }
+      std::vector<TestType> dx(n, TestType(NAN)), dt(n, TestType(NAN)), dx_only(n, TestType(NAN));
+      cpu::mse_loss_backward<TestType>(x.data(), t.data(), grad.data(), scalar, scale, dx.data(), dt.data(), n);
+      require_close(dx, want_dx, tol, "mse_loss_backward dx");
+      require_close(dt, want_dt, tol, "mse_loss_backward dt");
+      cpu::mse_loss_backward<TestType>(x.data(), t.data(), grad.data(), scalar, scale, dx_only.data(), nullptr, n);
+      require_close(dx_only, want_dx, tol, "mse_loss_backward dx without dt");
+    }
   }
 }
