@@ -1,7 +1,6 @@
-// Input checks and CPU scratch memory shared by the functional ops (internal to nn/).
+// Input checks shared by the functional ops (internal to nn/): each names the op, what it expected
+// and what it got, and runs before any dispatch, so both devices give the same error.
 #pragma once
-
-#include <vector>
 
 #include "ember/common/error.h"
 #include "ember/core/tensor.h"
@@ -23,26 +22,6 @@ inline void check_same(const Tensor& a, const Tensor& b, const char* op, const c
               " is on ", b.device());
   EMBER_CHECK(a.dtype() == b.dtype(), op, ": ", what_a, " is ", dtype_name(a.dtype()), " but ",
               what_b, " is ", dtype_name(b.dtype()));
-}
-
-[[noreturn]] inline void cuda_not_ready(const char* op) {
-  throw NotImplemented(ember::detail::str(op, ": the CUDA kernel is not implemented yet; run on "
-                                          "the CPU (Device::cpu())"));
-}
-
-// The CUDA branch of an op in a build without CUDA (EMBER_CUDA=OFF).
-[[noreturn]] inline void cuda_not_built(const char* op) {
-  throw Error(ember::detail::str(op, ": this build of ember has no CUDA support; run on the CPU "
-                                 "(Device::cpu())"));
-}
-
-// Scratch memory for kernels, kept per thread and type and grown only when a call needs more,
-// so a training loop of fixed shapes stops allocating after its first step.
-template <class T>
-T* workspace(int64_t elements) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < elements) buffer.resize(static_cast<size_t>(elements));
-  return buffer.data();
 }
 
 }  // namespace ember::nn::functional::detail
