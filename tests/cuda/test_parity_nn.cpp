@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/core/backend.h"
 #include "ember/core/cuda/runtime.h"
 #include "ember/core/cuda/stream.h"
 #include "ember/core/generator.h"
@@ -210,6 +211,44 @@ TEST_CASE("mse_loss matches the CPU on CUDA for every reduction, gradients of in
       }
     }
   }
+}
+
+// The backward runs the kernels of the backend its forward ran: a forward under the hand-written
+// GEMM keeps it for the backward even under Backend::Vendor (which on the emulated GPUs, having no
+// cuBLAS, would throw), so the gradients are bit for bit those of an all-hand-written step.
+TEST_CASE("linear's backward runs on the backend of its forward, whatever the backend is by then") {
+  ember::manual_seed(21);
+  const Tensor x0 = random_input({9, 33}).cuda(), w0 = random_input({5, 33}).cuda(), b0 = random_input({5}).cuda();
+  auto gradients = [&](ember::Backend backward_backend) {
+    Tensor x = x0.detach().requires_grad_(), w = w0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+    Tensor y;
+    {
+      ember::BackendGuard forward(ember::Backend::Handwritten);
+      y = F::linear(x, w, b);
+    }
+    ember::BackendGuard backward(backward_backend);
+    ember::sum(y).backward();
+    return std::vector<Tensor>{x.grad().cpu(), w.grad().cpu(), b.grad().cpu()};
+  };
+  const auto want = gradients(ember::Backend::Handwritten);
+  const auto got = gradients(ember::Backend::Vendor);
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("gradient " << i);
+    CHECK(ember::allclose(got[i], want[i], 0.0, 0.0));
+  }
+}
+
+TEST_CASE("mse_loss on CUDA promotes mixed dtypes as on the CPU, and names a device mismatch") {
+  for (F::Reduction r : {F::Reduction::Mean, F::Reduction::None}) {
+    parity::check_parity({.name = std::string("mse_loss f32 input, f64 target ") + reduction_name(r),
+                          .make_inputs = [] { return std::vector<Tensor>{random_input({6, 4}),
+                                                                         random_input({6, 4}, ember::kFloat64)}; },
+                          .op = [r](const std::vector<Tensor>& in) { return F::mse_loss(in[0], in[1], r); },
+                          .differentiable = {0, 1},
+                          .tolerance = tolerance_for(ember::kFloat64)});
+  }
+  Tensor x = random_input({3}).cuda(), t = random_input({3});
+  REQUIRE_THROWS_WITH(F::mse_loss(x, t), Catch::Contains("mse_loss: input is on cuda:0 but target is on cpu"));
 }
 
 TEST_CASE("dropout on CUDA draws the CPU's mask bit for bit for the same seed and offset") {
