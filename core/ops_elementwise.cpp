@@ -3,32 +3,25 @@
 
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
+#include "ember/core/kernel_context.h"
 #include "ember/core/ops.h"
+#include "ember/kernels/cpu/copy.h"
 #include "ember/kernels/cpu/elementwise.h"
-#ifdef EMBER_WITH_CUDA
-#include "ember/core/cuda/stream.h"
 #include "ember/kernels/cuda/copy.h"
 #include "ember/kernels/cuda/elementwise.h"
-#endif
 
 namespace ember {
 
 using autograd::SavedTensor;
 
-#ifdef EMBER_WITH_CUDA
-using kernels::cuda::BinaryOp;
-using kernels::cuda::UnaryOp;
-static_assert(static_cast<int>(DType::Float32) == kernels::cuda::kDTypeFloat32 &&
-                  static_cast<int>(DType::Float64) == kernels::cuda::kDTypeFloat64 &&
-                  static_cast<int>(DType::Int64) == kernels::cuda::kDTypeInt64 &&
-                  static_cast<int>(DType::UInt8) == kernels::cuda::kDTypeUInt8 &&
-                  static_cast<int>(DType::Bool) == kernels::cuda::kDTypeBool,
-              "kernels/cuda/copy.h's dtype codes follow core's DType");
-#else
-// A build without CUDA names the kernel op codes only for its (throwing) CUDA branch.
-enum class BinaryOp { Add, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
-enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, PowScalar };
-#endif
+using kernels::BinaryOp;
+using kernels::UnaryOp;
+static_assert(static_cast<int>(DType::Float32) == kernels::kDTypeFloat32 &&
+                  static_cast<int>(DType::Float64) == kernels::kDTypeFloat64 &&
+                  static_cast<int>(DType::Int64) == kernels::kDTypeInt64 &&
+                  static_cast<int>(DType::UInt8) == kernels::kDTypeUInt8 &&
+                  static_cast<int>(DType::Bool) == kernels::kDTypeBool,
+              "kernels/elementwise.h's dtype codes follow core's DType");
 
 namespace detail {
 
@@ -75,93 +68,39 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
               a.device(), " and ", b.device());
 }
 
-#ifndef EMBER_WITH_CUDA
-[[noreturn]] void no_cuda_build(const char* op) {
-  throw Error(detail::str(op, ": got a CUDA tensor, but this build of ember has no CUDA support "
-                          "(configured with EMBER_CUDA=OFF or without nvcc)"));
-}
-#endif
-
 // A gradient of the broadcast output reduced to one input's shape and dtype.
 Tensor grad_for(const Tensor& grad, const Shape& sizes, DType dtype) {
   return sum_to(grad, sizes).to(dtype);
 }
 
-// out = f(a, b) over the broadcast shape, computing in `compute` and storing `out_dtype` (the
-// compute dtype, or bool for a comparison). On CUDA the kernel op `code` computes f; `alpha` is
-// Add's scale of b.
-template <class F>
-Tensor binary_loop(const char* op, const Tensor& a, const Tensor& b, DType compute, DType out_dtype,
-                   BinaryOp code, double alpha, F f) {
+// out = op(a, b) over the broadcast shape, computing in `compute` and storing `compute` (or bool
+// for a comparison); `alpha` is Add's scale of b.
+Tensor binary_op(const char* op, const Tensor& a, const Tensor& b, DType compute, BinaryOp code,
+                 double alpha = 1.0) {
   check_same_device(op, a, b);
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), op);
   Tensor x = a.dtype() == compute ? a : a.detach().to(compute);
   Tensor y = b.dtype() == compute ? b : b.detach().to(compute);
-  Tensor out = empty(shape, {.dtype = out_dtype, .device = a.device()});
+  Tensor out = empty(shape, {.dtype = kernels::is_comparison(code) ? kBool : compute, .device = a.device()});
   Tensor xe = x.detach().expand(shape), ye = y.detach().expand(shape);
-  kernels::cpu::StridedLoop<3> loop{shape, {out.strides(), xe.strides(), ye.strides()}};
-  if (!a.device().is_cpu()) {
-#ifdef EMBER_WITH_CUDA
-    int device = a.device().index();
-    cuda::DeviceGuard guard(device);
-    kernels::cuda::binary(code, static_cast<int>(compute), out.data_ptr(), xe.data_ptr(), ye.data_ptr(), loop,
-                          alpha, cuda::current_stream(device), op);
-#else
-    (void)code, (void)alpha;
-    no_cuda_build(op);
-#endif
-    return out;
-  }
-  visit_dtype(compute, op, [&](auto compute_tag) {
-    using T = typename decltype(compute_tag)::type;
-    visit_dtype(out_dtype, op, [&](auto out_tag) {
-      using O = typename decltype(out_tag)::type;
-      O* po = static_cast<O*>(out.data_ptr());
-      const T* px = static_cast<const T*>(xe.data_ptr());
-      const T* py = static_cast<const T*>(ye.data_ptr());
-      kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-        O* o = po + off[0];
-        const T* u = px + off[1];
-        const T* v = py + off[2];
-        if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
-          for (int64_t k = 0; k < n; ++k) o[k] = static_cast<O>(f(u[k], v[k]));
-        } else {
-          for (int64_t k = 0; k < n; ++k) o[k * step[0]] = static_cast<O>(f(u[k * step[1]], v[k * step[2]]));
-        }
-      });
-    });
-  });
+  kernels::StridedLoop<3> loop{shape, {out.strides(), xe.strides(), ye.strides()}};
+  KernelContext on(out);
+  const int dtype = static_cast<int>(compute);
+  if (on.cpu()) kernels::cpu::binary(code, dtype, out.data_ptr(), xe.data_ptr(), ye.data_ptr(), loop, alpha, op);
+  else kernels::cuda::binary(code, dtype, out.data_ptr(), xe.data_ptr(), ye.data_ptr(), loop, alpha, on.stream(), op);
   return out;
 }
 
-// out = f(a) computed and stored in `compute`. On CUDA the kernel op `code` computes f;
-// `scalar` is PowScalar's exponent.
-template <class F>
-Tensor unary_loop(const char* op, const Tensor& a, DType compute, UnaryOp code, double scalar, F f) {
+// out = op(a) computed and stored in `compute`; `scalar` is PowScalar's exponent.
+Tensor unary_op(const char* op, const Tensor& a, DType compute, UnaryOp code, double scalar = 0.0) {
   EMBER_CHECK(a.defined(), op, ": called on an undefined tensor");
   Tensor x = a.dtype() == compute ? a.detach() : a.detach().to(compute);
   Tensor out = empty(a.sizes(), {.dtype = compute, .device = a.device()});
-  kernels::cpu::StridedLoop<2> loop{a.sizes(), {out.strides(), x.strides()}};
-  if (!a.device().is_cpu()) {
-#ifdef EMBER_WITH_CUDA
-    int device = a.device().index();
-    cuda::DeviceGuard guard(device);
-    kernels::cuda::unary(code, static_cast<int>(compute), out.data_ptr(), x.data_ptr(), loop, scalar,
-                         cuda::current_stream(device), op);
-#else
-    (void)code, (void)scalar;
-    no_cuda_build(op);
-#endif
-    return out;
-  }
-  visit_dtype(compute, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* po = static_cast<T*>(out.data_ptr());
-    const T* px = static_cast<const T*>(x.data_ptr());
-    kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-      for (int64_t k = 0; k < n; ++k) po[off[0] + k * step[0]] = static_cast<T>(f(px[off[1] + k * step[1]]));
-    });
-  });
+  kernels::StridedLoop<2> loop{a.sizes(), {out.strides(), x.strides()}};
+  KernelContext on(out);
+  const int dtype = static_cast<int>(compute);
+  if (on.cpu()) kernels::cpu::unary(code, dtype, out.data_ptr(), x.data_ptr(), loop, scalar, op);
+  else kernels::cuda::unary(code, dtype, out.data_ptr(), x.data_ptr(), loop, scalar, on.stream(), op);
   return out;
 }
 
@@ -183,7 +122,7 @@ Tensor scalar_like(double value, const Tensor& like) {
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
   check_same_device("add", a, b);
   DType t = promote_types(a.dtype(), b.dtype());
-  Tensor out = binary_loop("add", a, b, t, t, BinaryOp::Add, alpha, [alpha](auto x, auto y) { return x + static_cast<decltype(y)>(alpha) * y; });
+  Tensor out = binary_op("add", a, b, t, BinaryOp::Add, alpha);
   if (autograd::needs_grad({a, b})) {
     Shape sa = a.sizes(), sb = b.sizes();
     DType da = a.dtype(), db = b.dtype();
@@ -200,7 +139,7 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) { return add(a, b, -a
 Tensor mul(const Tensor& a, const Tensor& b) {
   check_same_device("mul", a, b);
   DType t = promote_types(a.dtype(), b.dtype());
-  Tensor out = binary_loop("mul", a, b, t, t, BinaryOp::Mul, 1.0, [](auto x, auto y) { return x * y; });
+  Tensor out = binary_op("mul", a, b, t, BinaryOp::Mul);
   if (autograd::needs_grad({a, b})) {
     SavedTensor saved_a(a), saved_b(b);
     bool need_a = a.requires_grad(), need_b = b.requires_grad();
@@ -218,7 +157,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 Tensor div(const Tensor& a, const Tensor& b) {
   check_same_device("div", a, b);
   DType t = floating_result(promote_types(a.dtype(), b.dtype()));
-  Tensor out = binary_loop("div", a, b, t, t, BinaryOp::Div, 1.0, [](auto x, auto y) { return x / y; });
+  Tensor out = binary_op("div", a, b, t, BinaryOp::Div);
   if (autograd::needs_grad({a, b})) {
     SavedTensor saved_a(a), saved_b(b);
     bool need_a = a.requires_grad(), need_b = b.requires_grad();
@@ -240,7 +179,7 @@ Tensor div(const Tensor& a, double b) { return div(a, scalar_like(b, a)); }
 
 Tensor pow(const Tensor& a, double exponent) {
   DType t = floating_result(a.dtype());
-  Tensor out = unary_loop("pow", a, t, UnaryOp::PowScalar, exponent, [exponent](auto x) { return std::pow(x, static_cast<decltype(x)>(exponent)); });
+  Tensor out = unary_op("pow", a, t, UnaryOp::PowScalar, exponent);
   if (autograd::needs_grad({a})) {
     SavedTensor saved_a(a);
     autograd::record("pow", {a}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -254,7 +193,7 @@ Tensor pow(const Tensor& a, double exponent) {
 Tensor pow(const Tensor& a, const Tensor& exponent) {
   check_same_device("pow", a, exponent);
   DType t = floating_result(promote_types(a.dtype(), exponent.dtype()));
-  Tensor out = binary_loop("pow", a, exponent, t, t, BinaryOp::Pow, 1.0, [](auto x, auto y) { return std::pow(x, y); });
+  Tensor out = binary_op("pow", a, exponent, t, BinaryOp::Pow);
   if (autograd::needs_grad({a, exponent})) {
     SavedTensor saved_a(a), saved_e(exponent), saved_out(out);
     bool need_a = a.requires_grad(), need_e = exponent.requires_grad();
@@ -275,11 +214,7 @@ namespace {
 Tensor extremum(const char* op, const Tensor& a, const Tensor& b, bool take_max) {
   check_same_device(op, a, b);
   DType t = promote_types(a.dtype(), b.dtype());
-  Tensor out = binary_loop(op, a, b, t, t, take_max ? BinaryOp::Maximum : BinaryOp::Minimum, 1.0, [take_max](auto x, auto y) {
-    if (x != x) return x;  // NaN propagates
-    if (y != y) return y;
-    return take_max ? (x > y ? x : y) : (x < y ? x : y);
-  });
+  Tensor out = binary_op(op, a, b, t, take_max ? BinaryOp::Maximum : BinaryOp::Minimum);
   if (autograd::needs_grad({a, b})) {
     SavedTensor saved_a(a), saved_b(b);
     autograd::record(op, {a, b}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -302,7 +237,7 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return extremum("minimum", a,
 
 Tensor neg(const Tensor& a) {
   EMBER_CHECK(a.defined() && a.dtype() != kBool, "neg: negation of a bool tensor is not supported");
-  Tensor out = unary_loop("neg", a, a.dtype(), UnaryOp::Neg, 0.0, [](auto x) { return -x; });
+  Tensor out = unary_op("neg", a, a.dtype(), UnaryOp::Neg);
   if (autograd::needs_grad({a})) {
     autograd::record("neg", {a}, {&out}, [](const std::vector<Tensor>& g) { return std::vector<Tensor>{neg(g[0])}; });
   }
@@ -310,7 +245,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
-  Tensor out = unary_loop("exp", a, floating_result(a.dtype()), UnaryOp::Exp, 0.0, [](auto x) { return std::exp(x); });
+  Tensor out = unary_op("exp", a, floating_result(a.dtype()), UnaryOp::Exp);
   if (autograd::needs_grad({a})) {
     SavedTensor saved_out(out);
     autograd::record("exp", {a}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -321,7 +256,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
-  Tensor out = unary_loop("log", a, floating_result(a.dtype()), UnaryOp::Log, 0.0, [](auto x) { return std::log(x); });
+  Tensor out = unary_op("log", a, floating_result(a.dtype()), UnaryOp::Log);
   if (autograd::needs_grad({a})) {
     SavedTensor saved_a(a);
     autograd::record("log", {a}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -332,7 +267,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor sqrt(const Tensor& a) {
-  Tensor out = unary_loop("sqrt", a, floating_result(a.dtype()), UnaryOp::Sqrt, 0.0, [](auto x) { return std::sqrt(x); });
+  Tensor out = unary_op("sqrt", a, floating_result(a.dtype()), UnaryOp::Sqrt);
   if (autograd::needs_grad({a})) {
     SavedTensor saved_out(out);
     autograd::record("sqrt", {a}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -343,7 +278,7 @@ Tensor sqrt(const Tensor& a) {
 }
 
 Tensor abs(const Tensor& a) {
-  Tensor out = unary_loop("abs", a, a.dtype(), UnaryOp::Abs, 0.0, [](auto x) { return x < 0 ? -x : x; });
+  Tensor out = unary_op("abs", a, a.dtype(), UnaryOp::Abs);
   if (autograd::needs_grad({a})) {
     SavedTensor saved_a(a);
     autograd::record("abs", {a}, {&out}, [=](const std::vector<Tensor>& g) {
@@ -357,19 +292,18 @@ Tensor abs(const Tensor& a) {
 
 // --- Comparisons and where -----------------------------------------------------------------
 
-#define EMBER_COMPARISON(name, code, expr)                                                 \
-  Tensor name(const Tensor& a, const Tensor& b) {                                          \
-    check_same_device(#name, a, b);                                                        \
-    return binary_loop(#name, a, b, promote_types(a.dtype(), b.dtype()), kBool, code, 1.0, \
-                       [](auto x, auto y) { return static_cast<uint8_t>(expr); });         \
-  }                                                                                        \
+#define EMBER_COMPARISON(name, code)                                           \
+  Tensor name(const Tensor& a, const Tensor& b) {                              \
+    check_same_device(#name, a, b);                                            \
+    return binary_op(#name, a, b, promote_types(a.dtype(), b.dtype()), code); \
+  }                                                                            \
   Tensor name(const Tensor& a, double b) { return name(a, scalar_like(b, a)); }
-EMBER_COMPARISON(eq, BinaryOp::Eq, x == y)
-EMBER_COMPARISON(ne, BinaryOp::Ne, x != y)
-EMBER_COMPARISON(lt, BinaryOp::Lt, x < y)
-EMBER_COMPARISON(le, BinaryOp::Le, x <= y)
-EMBER_COMPARISON(gt, BinaryOp::Gt, x > y)
-EMBER_COMPARISON(ge, BinaryOp::Ge, x >= y)
+EMBER_COMPARISON(eq, BinaryOp::Eq)
+EMBER_COMPARISON(ne, BinaryOp::Ne)
+EMBER_COMPARISON(lt, BinaryOp::Lt)
+EMBER_COMPARISON(le, BinaryOp::Le)
+EMBER_COMPARISON(gt, BinaryOp::Gt)
+EMBER_COMPARISON(ge, BinaryOp::Ge)
 #undef EMBER_COMPARISON
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
@@ -383,30 +317,11 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   Tensor x = a.detach().to(t).expand(shape), y = b.detach().to(t).expand(shape);
   Tensor c = condition.detach().expand(shape);
   Tensor out = empty(shape, {.dtype = t, .device = a.device()});
-  kernels::cpu::StridedLoop<4> loop{shape, {out.strides(), c.strides(), x.strides(), y.strides()}};
-  if (!a.device().is_cpu()) {
-#ifdef EMBER_WITH_CUDA
-    int device = a.device().index();
-    cuda::DeviceGuard guard(device);
-    kernels::cuda::where(static_cast<int>(t), out.data_ptr(), static_cast<const uint8_t*>(c.data_ptr()),
-                         x.data_ptr(), y.data_ptr(), loop, cuda::current_stream(device));
-#else
-    no_cuda_build("where");
-#endif
-  } else {
-    visit_dtype(t, "where", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* po = static_cast<T*>(out.data_ptr());
-      const uint8_t* pc = static_cast<const uint8_t*>(c.data_ptr());
-      const T* px = static_cast<const T*>(x.data_ptr());
-      const T* py = static_cast<const T*>(y.data_ptr());
-      kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-        for (int64_t k = 0; k < n; ++k) {
-          po[off[0] + k * step[0]] = pc[off[1] + k * step[1]] ? px[off[2] + k * step[2]] : py[off[3] + k * step[3]];
-        }
-      });
-    });
-  }
+  kernels::StridedLoop<4> loop{shape, {out.strides(), c.strides(), x.strides(), y.strides()}};
+  KernelContext on(out);
+  const auto* pc = static_cast<const uint8_t*>(c.data_ptr());
+  if (on.cpu()) kernels::cpu::where(static_cast<int>(t), out.data_ptr(), pc, x.data_ptr(), y.data_ptr(), loop);
+  else kernels::cuda::where(static_cast<int>(t), out.data_ptr(), pc, x.data_ptr(), y.data_ptr(), loop, on.stream());
   if (autograd::needs_grad({a, b})) {
     SavedTensor saved_c(condition);
     Shape sa = a.sizes(), sb = b.sizes();
@@ -426,29 +341,14 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
 Tensor& Tensor::fill_(double value) {
   EMBER_CHECK(defined(), "fill_: called on an undefined tensor");
   autograd::detail::check_inplace(*this, "fill_");
-  if (device().is_cpu()) {
-    kernels::cpu::StridedLoop<1> loop{sizes(), {strides()}};
-    visit_dtype(dtype(), "fill_", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* out = static_cast<T*>(data_ptr());
-      T v = dtype() == kBool ? static_cast<T>(value != 0.0) : static_cast<T>(value);
-      kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-        for (int64_t k = 0; k < n; ++k) out[off[0] + k * step[0]] = v;
-      });
-    });
+  if (is_contiguous()) {
+    KernelContext on(*this);
+    if (on.cpu()) kernels::cpu::fill(data_ptr(), static_cast<int>(dtype()), numel(), value);
+    else kernels::cuda::fill(data_ptr(), static_cast<int>(dtype()), numel(), value, on.stream());
   } else {
-#ifdef EMBER_WITH_CUDA
-    if (is_contiguous()) {
-      int index = device().index();
-      cuda::DeviceGuard guard(index);
-      kernels::cuda::fill(data_ptr(), static_cast<int>(dtype()), numel(), value, cuda::current_stream(index));
-    } else {
-      // One element on the device, broadcast by copy_'s strided kernel (stride 0) into this view.
-      copy_(full({}, value, {.dtype = dtype(), .device = device()}));
-    }
-#else
-    no_cuda_build("fill_");
-#endif
+    // One element, broadcast by copy_'s strided kernel (stride 0) into this view.
+    NoGradGuard no_grad;
+    copy_(full({}, value, {.dtype = dtype(), .device = device()}));
   }
   storage()->bump_version();
   return *this;

@@ -2,15 +2,11 @@
 // cuBLAS by ember::backend()), and its gradient.
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
-#include "ember/core/backend.h"
+#include "ember/core/kernel_context.h"
 #include "ember/core/ops.h"
 #include "ember/kernels/cpu/gemm.h"
-
-#ifdef EMBER_WITH_CUDA
-#include "ember/core/cuda/stream.h"
 #include "ember/kernels/cuda/gemm.h"
 #include "ember/kernels/vendor/cublas_gemm.h"
-#endif
 
 namespace ember {
 
@@ -34,8 +30,9 @@ GemmOperand gemm_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t
   return {false, std::max<int64_t>(cols, 1), true};
 }
 
-// out[b] = a[b] @ b[b] for 3-D operands of the same batch (batch stride 0 broadcasts).
-Tensor batched_product(const Tensor& a, const Tensor& b) {
+// out[b] = a[b] @ b[b] for 3-D operands of the same batch (batch stride 0 broadcasts), on the
+// kernels of `backend` for a CUDA tensor.
+Tensor batched_product(const Tensor& a, const Tensor& b, Backend backend) {
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Tensor x = a, y = b;
   GemmOperand ga = gemm_operand(m, k, x.stride(1), x.stride(2));
@@ -43,37 +40,30 @@ Tensor batched_product(const Tensor& a, const Tensor& b) {
   GemmOperand gb = gemm_operand(k, n, y.stride(1), y.stride(2));
   if (gb.needs_copy) { y = y.contiguous(); gb = gemm_operand(k, n, y.stride(1), y.stride(2)); }
   Tensor out = empty({batch, m, n}, {.dtype = a.dtype(), .device = a.device()});
+  KernelContext on(out, backend);
   visit_floating(a.dtype(), "matmul", [&](auto tag) {
     using T = typename decltype(tag)::type;
+    // One call for the whole batch; a broadcast operand has batch stride 0.
     const T* px = static_cast<const T*>(x.data_ptr());
     const T* py = static_cast<const T*>(y.data_ptr());
     T* po = out.data<T>();
-    if (out.is_cuda()) {
-#ifdef EMBER_WITH_CUDA
-      // One launch for the whole batch; a broadcast operand has batch stride 0.
-      const int device = out.device().index();
-      cuda::DeviceGuard guard(device);
-      cuda::Stream stream = cuda::current_stream(device);
-      auto gemm = backend() == Backend::Vendor ? &kernels::vendor::gemm_batched<T>
-                                               : &kernels::cuda::gemm_batched<T>;
-      gemm(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py, gb.ld, y.stride(0), T(0),
-           po, std::max<int64_t>(n, 1), m * n, batch, stream);
-      return;
-#else
-      throw Error("matmul: this build of ember has no CUDA support; run on the CPU (Device::cpu())");
-#endif
-    }
-    for (int64_t i = 0; i < batch; ++i) {
-      kernels::cpu::gemm<T>(ga.transposed, gb.transposed, m, n, k, T(1), px + i * x.stride(0), ga.ld,
-                            py + i * y.stride(0), gb.ld, T(0), po + i * m * n, std::max<int64_t>(n, 1));
+    const int64_t ldc = std::max<int64_t>(n, 1);
+    if (on.cpu()) {
+      kernels::cpu::gemm_batched<T>(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py, gb.ld,
+                                    y.stride(0), T(0), po, ldc, m * n, batch);
+    } else if (on.vendor()) {
+      kernels::vendor::gemm_batched<T>(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py,
+                                       gb.ld, y.stride(0), T(0), po, ldc, m * n, batch, on.stream());
+    } else {
+      kernels::cuda::gemm_batched<T>(ga.transposed, gb.transposed, m, n, k, T(1), px, ga.ld, x.stride(0), py, gb.ld,
+                                     y.stride(0), T(0), po, ldc, m * n, batch, on.stream());
     }
   });
   return out;
 }
 
-}  // namespace
-
-Tensor matmul(const Tensor& a, const Tensor& b) {
+// matmul on `backend`'s kernels; its backward runs on the same backend.
+Tensor matmul_on(const Tensor& a, const Tensor& b, Backend backend) {
   EMBER_CHECK(a.defined() && b.defined(), "matmul: called with an undefined tensor");
   EMBER_CHECK(a.device() == b.device(), "matmul: expected both tensors on the same device, got ",
               a.device(), " and ", b.device());
@@ -82,9 +72,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), "matmul: expected tensors of the same dtype, got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   // Vectors become matrices through views, so autograd handles them through the view ops.
-  if (a.dim() == 1 && b.dim() == 1) return matmul(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
-  if (a.dim() == 1) return matmul(a.unsqueeze(0), b).squeeze(-2);
-  if (b.dim() == 1) return matmul(a, b.unsqueeze(1)).squeeze(-1);
+  if (a.dim() == 1 && b.dim() == 1) return matmul_on(a.unsqueeze(0), b.unsqueeze(1), backend).reshape({});
+  if (a.dim() == 1) return matmul_on(a.unsqueeze(0), b, backend).squeeze(-2);
+  if (b.dim() == 1) return matmul_on(a, b.unsqueeze(1), backend).squeeze(-1);
   EMBER_CHECK(a.size(-1) == b.size(-2), "matmul: shapes ", a.sizes(), " and ", b.sizes(),
               " cannot be multiplied (", a.size(-1), " != ", b.size(-2), ")");
   int64_t batch = std::max(a.dim() == 3 ? a.size(0) : 1, b.dim() == 3 ? b.size(0) : 1);
@@ -94,7 +84,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor x = a.detach(), y = b.detach();
   x = (x.dim() == 2 ? x.unsqueeze(0) : x).expand({batch, a.size(-2), a.size(-1)});
   y = (y.dim() == 2 ? y.unsqueeze(0) : y).expand({batch, b.size(-2), b.size(-1)});
-  Tensor out = batched_product(x, y);
+  Tensor out = batched_product(x, y, backend);
   if (a.dim() == 2 && b.dim() == 2) out = out.squeeze(0);
   if (autograd::needs_grad({a, b})) {
     SavedTensor saved_a(a), saved_b(b);
@@ -102,19 +92,23 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     autograd::record("matmul", {a, b}, {&out}, [=](const std::vector<Tensor>& g) {
       Tensor p = saved_a.unpack("matmul"), q = saved_b.unpack("matmul");
       Tensor ga, gb;
-      if (need_a) ga = sum_to(matmul(g[0], q.transpose(-1, -2)), p.sizes());
+      if (need_a) ga = sum_to(matmul_on(g[0], q.transpose(-1, -2), backend), p.sizes());
       if (need_b && p.dim() == 3 && q.dim() == 2) {
         // 3-D @ 2-D: the weight's gradient sums p[i]^T g[i] over the batch, which is one 2-D
         // product of the batch-flattened operands (no per-batch products, no reduction).
-        gb = matmul(p.reshape({-1, p.size(-1)}).transpose(0, 1), g[0].reshape({-1, g[0].size(-1)}));
+        gb = matmul_on(p.reshape({-1, p.size(-1)}).transpose(0, 1), g[0].reshape({-1, g[0].size(-1)}), backend);
       } else if (need_b) {
-        gb = sum_to(matmul(p.transpose(-1, -2), g[0]), q.sizes());
+        gb = sum_to(matmul_on(p.transpose(-1, -2), g[0], backend), q.sizes());
       }
       return std::vector<Tensor>{ga, gb};
     });
   }
   return out;
 }
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return matmul_on(a, b, backend()); }
 
 Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
 

@@ -4,12 +4,10 @@
 
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
+#include "ember/core/kernel_context.h"
 #include "ember/core/ops.h"
-#include "ember/kernels/cpu/elementwise.h"
-#ifdef EMBER_WITH_CUDA
-#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cpu/reduce.h"
 #include "ember/kernels/cuda/reduce.h"
-#endif
 
 namespace ember {
 
@@ -54,83 +52,31 @@ void check_defined(const Tensor& a, const char* op) {
   EMBER_CHECK(a.defined(), op, ": called on an undefined tensor");
 }
 
-#ifdef EMBER_WITH_CUDA
 // a's dims split into the kept ones (outermost first: the order of a contiguous keepdim output)
 // and the reduced ones, each with a's strides.
-kernels::cuda::ReduceLoop reduce_loop(const Tensor& a, const Shape& dims) {
-  kernels::cuda::ReduceLoop loop;
+kernels::ReduceLoop reduce_loop(const Tensor& a, const Shape& dims) {
+  kernels::ReduceLoop loop;
   for (int64_t d = 0; d < a.dim(); ++d) {
-    kernels::cpu::StridedLoop<1>& part = contains(dims, d) ? loop.reduced : loop.kept;
+    kernels::StridedLoop<1>& part = contains(dims, d) ? loop.reduced : loop.kept;
     part.sizes.push_back(a.size(d));
     part.strides[0].push_back(a.stride(d));
   }
   return loop;
 }
 
-// Device scratch for a reduction kernel; undefined when it needs none.
-Tensor workspace_for(size_t bytes, Device device) {
-  if (bytes == 0) return Tensor();
-  return empty({static_cast<int64_t>(bytes)}, {.dtype = kUInt8, .device = device});
-}
-#else
-[[noreturn]] void no_cuda_build(const char* op) {
-  throw Error(detail::str(op, ": got a CUDA tensor, but this build of ember has no CUDA support "
-                          "(configured with EMBER_CUDA=OFF or without nvcc)"));
-}
-#endif
-
-// sum over `dims` of a CUDA tensor, keepdim shape.
-Tensor sum_cuda(const Tensor& a, const Shape& dims, DType out_dtype) {
-#ifdef EMBER_WITH_CUDA
-  Tensor out = empty(reduced_shape(a.sizes(), dims, true), {.dtype = out_dtype, .device = a.device()});
-  kernels::cuda::ReduceLoop loop = reduce_loop(a, dims);
-  int device = a.device().index();
-  cuda::DeviceGuard guard(device);
-  size_t bytes = kernels::cuda::sum_workspace_bytes(loop);
-  Tensor workspace = workspace_for(bytes, a.device());
-  kernels::cuda::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), static_cast<int>(a.dtype()), loop,
-                     workspace.defined() ? workspace.data_ptr() : nullptr, bytes, cuda::current_stream(device));
-  return out;
-#else
-  (void)dims, (void)out_dtype;
-  no_cuda_build("sum");
-#endif
-}
-
-// out (keepdim shape, zeroed) += a over `dims`; reduced dims are walked innermost so each run
-// accumulates in a wide register type.
+// sum over `dims`, keepdim shape; float sums accumulate in double, integer sums in int64.
 Tensor sum_kernel(const Tensor& a, const Shape& dims, DType out_dtype) {
-  if (a.is_cuda()) return sum_cuda(a, dims, out_dtype);
-  Shape keep_shape = reduced_shape(a.sizes(), dims, true);
-  Tensor out = zeros(keep_shape, {.dtype = out_dtype, .device = a.device()});
-  Shape order;
-  for (int64_t d = 0; d < a.dim(); ++d) if (!contains(dims, d)) order.push_back(d);
-  for (int64_t d : dims) order.push_back(d);
-  kernels::cpu::StridedLoop<2> loop;
-  loop.strides[0].reserve(order.size());
-  for (int64_t d : order) {
-    loop.sizes.push_back(a.size(d));
-    loop.strides[0].push_back(contains(dims, d) ? 0 : out.stride(d));
-    loop.strides[1].push_back(a.stride(d));
+  Tensor out = empty(reduced_shape(a.sizes(), dims, true), {.dtype = out_dtype, .device = a.device()});
+  kernels::ReduceLoop loop = reduce_loop(a, dims);
+  KernelContext on(a);
+  const int in_dtype = static_cast<int>(a.dtype());
+  if (on.cpu()) {
+    kernels::cpu::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), in_dtype, loop, nullptr, 0);
+  } else {
+    size_t bytes = kernels::cuda::sum_workspace_bytes(loop);
+    kernels::cuda::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), in_dtype, loop,
+                       on.workspace_bytes(static_cast<int64_t>(bytes)), bytes, on.stream());
   }
-  visit_dtype(out_dtype, "sum", [&](auto out_tag) {
-    using O = typename decltype(out_tag)::type;
-    using Acc = std::conditional_t<std::is_floating_point_v<O>, double, int64_t>;
-    visit_dtype(a.dtype(), "sum", [&](auto in_tag) {
-      using I = typename decltype(in_tag)::type;
-      O* po = static_cast<O*>(out.data_ptr());
-      const I* pa = static_cast<const I*>(a.data_ptr());
-      kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-        if (step[0] == 0) {
-          Acc acc = 0;
-          for (int64_t k = 0; k < n; ++k) acc += static_cast<Acc>(pa[off[1] + k * step[1]]);
-          po[off[0]] = static_cast<O>(static_cast<Acc>(po[off[0]]) + acc);
-        } else {
-          for (int64_t k = 0; k < n; ++k) po[off[0] + k * step[0]] += static_cast<O>(pa[off[1] + k * step[1]]);
-        }
-      });
-    });
-  });
   return out;
 }
 
@@ -141,52 +87,22 @@ std::tuple<Tensor, Tensor> extremum_kernel(const Tensor& a, int64_t dim, bool ta
   Shape keep_shape = reduced_shape(a.sizes(), {dim}, true);
   Tensor values = empty(keep_shape, {.dtype = a.dtype(), .device = a.device()});
   Tensor indices = empty(keep_shape, {.dtype = kInt64, .device = a.device()});
-  if (a.is_cuda()) {
-#ifdef EMBER_WITH_CUDA
-    kernels::cuda::ReduceLoop loop = reduce_loop(a, a.dim() == 0 ? Shape{} : Shape{dim});
-    int device = a.device().index();
-    cuda::DeviceGuard guard(device);
-    size_t bytes = kernels::cuda::extremum_workspace_bytes(loop, static_cast<int>(a.dtype()));
-    Tensor workspace = workspace_for(bytes, a.device());
-    kernels::cuda::extremum(take_max, values.data_ptr(), static_cast<int64_t*>(indices.data_ptr()), a.data_ptr(),
-                            static_cast<int>(a.dtype()), loop, workspace.defined() ? workspace.data_ptr() : nullptr,
-                            bytes, cuda::current_stream(device));
-    return {values, indices};
-#else
-    no_cuda_build(op);
-#endif
+  kernels::ReduceLoop loop = reduce_loop(a, a.dim() == 0 ? Shape{} : Shape{dim});
+  KernelContext on(a);
+  const int dtype = static_cast<int>(a.dtype());
+  auto* pi = static_cast<int64_t*>(indices.data_ptr());
+  if (on.cpu()) {
+    kernels::cpu::extremum(take_max, values.data_ptr(), pi, a.data_ptr(), dtype, loop, nullptr, 0);
+  } else {
+    size_t bytes = kernels::cuda::extremum_workspace_bytes(loop, dtype);
+    kernels::cuda::extremum(take_max, values.data_ptr(), pi, a.data_ptr(), dtype, loop,
+                            on.workspace_bytes(static_cast<int64_t>(bytes)), bytes, on.stream());
   }
-  int64_t length = a.dim() == 0 ? 1 : a.size(dim);
-  int64_t step_in_dim = a.dim() == 0 ? 0 : a.stride(dim);
-  kernels::cpu::StridedLoop<3> loop{keep_shape, {values.strides(), indices.strides(), a.strides()}};
-  if (a.dim() > 0) loop.strides[2][dim] = 0;
-  visit_dtype(a.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* pv = static_cast<T*>(values.data_ptr());
-    int64_t* pi = static_cast<int64_t*>(indices.data_ptr());
-    const T* pa = static_cast<const T*>(a.data_ptr());
-    kernels::cpu::for_each_strided(loop, [&](auto off, int64_t n, auto step) {
-      for (int64_t k = 0; k < n; ++k) {
-        const T* row = pa + off[2] + k * step[2];
-        T best = row[0];
-        int64_t best_at = 0;
-        for (int64_t j = 1; j < length && best == best; ++j) {
-          T x = row[j * step_in_dim];
-          if (x != x || (take_max ? x > best : x < best)) {
-            best = x;
-            best_at = j;
-          }
-        }
-        pv[off[0] + k * step[0]] = best;
-        pi[off[1] + k * step[1]] = best_at;
-      }
-    });
-  });
   return {values, indices};
 }
 
-// The gradient of max / min over `dim`: g at each winner's position, zero elsewhere. On CUDA it
-// is composed from ops (positions == index, then where); the CPU scatters directly.
+// The gradient of max / min over `dim`: g at each winner's position, zero elsewhere, composed
+// from ops (positions == index, then where) on both devices.
 Tensor extremum_backward(const Tensor& g_kept, const Tensor& kept_indices, const Shape& sizes, int64_t dim) {
   int64_t length = sizes.empty() ? 1 : sizes[dim];
   Shape position_shape(sizes.size(), 1);
@@ -210,25 +126,7 @@ std::tuple<Tensor, Tensor> extremum_dim(const Tensor& a, int64_t dim, bool keepd
     autograd::record(op, {a}, {&values}, [=](const std::vector<Tensor>& g) {
       // Scatter each gradient to the position its value came from.
       Tensor g_kept = keepdim || sizes.empty() ? g[0].contiguous() : g[0].unsqueeze(dim).contiguous();
-      if (g_kept.is_cuda()) return std::vector<Tensor>{extremum_backward(g_kept, kept_indices, sizes, dim)};
-      Tensor grad = zeros(sizes, {.dtype = g[0].dtype(), .device = g[0].device()});
-      int64_t length = sizes.empty() ? 1 : sizes[dim];
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
-        if (d < dim) outer *= sizes[d];
-        if (d > dim) inner *= sizes[d];
-      }
-      Tensor dense_indices = kept_indices.contiguous();  // held: idx points into it
-      const int64_t* idx = dense_indices.data<int64_t>();
-      visit_floating(grad.dtype(), op, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* pg = grad.data<T>();
-        const T* src = g_kept.data<T>();
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t i = 0; i < inner; ++i)
-            pg[(o * length + idx[o * inner + i]) * inner + i] += src[o * inner + i];
-      });
-      return std::vector<Tensor>{grad};
+      return std::vector<Tensor>{extremum_backward(g_kept, kept_indices, sizes, dim)};
     });
   }
   return {values, indices};

@@ -11,12 +11,10 @@
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
 #include "ember/core/cuda/runtime.h"
+#include "ember/core/kernel_context.h"
 #include "ember/core/ops.h"
-#include "ember/kernels/cpu/elementwise.h"
-#ifdef EMBER_WITH_CUDA
-#include "ember/core/cuda/stream.h"
+#include "ember/kernels/cpu/copy.h"
 #include "ember/kernels/cuda/copy.h"
-#endif
 
 namespace ember {
 
@@ -402,29 +400,13 @@ Tensor Tensor::expand(Shape shape) const {
 
 namespace {
 
-// dst[...] = cast(src[...]) for CPU tensors of the same shape (src already broadcast).
-void copy_cpu(const Tensor& dst, const Tensor& src) {
-  kernels::cpu::StridedLoop<2> loop{dst.sizes(), {dst.strides(), src.strides()}};
-  visit_dtype(dst.dtype(), "copy_", [&](auto dst_tag) {
-    using D = typename decltype(dst_tag)::type;
-    visit_dtype(src.dtype(), "copy_", [&](auto src_tag) {
-      using S = typename decltype(src_tag)::type;
-      D* out = static_cast<D*>(dst.data_ptr());
-      const S* in = static_cast<const S*>(src.data_ptr());
-      bool to_bool = dst.dtype() == kBool;
-      kernels::cpu::for_each_strided(loop, [&](auto offsets, int64_t n, auto steps) {
-        D* o = out + offsets[0];
-        const S* i = in + offsets[1];
-        if (to_bool) {
-          for (int64_t k = 0; k < n; ++k) o[k * steps[0]] = static_cast<D>(i[k * steps[1]] != S(0));
-        } else if (steps[0] == 1 && steps[1] == 1) {
-          for (int64_t k = 0; k < n; ++k) o[k] = static_cast<D>(i[k]);
-        } else {
-          for (int64_t k = 0; k < n; ++k) o[k * steps[0]] = static_cast<D>(i[k * steps[1]]);
-        }
-      });
-    });
-  });
+// dst[...] = cast(src[...]) for tensors of the same shape (src already broadcast) on one device.
+void copy_on_device(const Tensor& dst, const Tensor& src) {
+  kernels::StridedLoop<2> loop{dst.sizes(), {dst.strides(), src.strides()}};
+  KernelContext on(dst);
+  const int dst_dtype = static_cast<int>(dst.dtype()), src_dtype = static_cast<int>(src.dtype());
+  if (on.cpu()) kernels::cpu::copy_cast(dst.data_ptr(), dst_dtype, src.data_ptr(), src_dtype, loop);
+  else kernels::cuda::copy_cast(dst.data_ptr(), dst_dtype, src.data_ptr(), src_dtype, loop, on.stream());
 }
 
 bool same_dense_layout(const Tensor& a, const Tensor& b) {
@@ -435,17 +417,8 @@ bool same_dense_layout(const Tensor& a, const Tensor& b) {
 // of the destination's dtype so that only dense bytes cross the bus.
 void copy_with_cuda(const Tensor& dst, const Tensor& src) {
   if (dst.device() == src.device()) {
-#ifdef EMBER_WITH_CUDA
-    int device = dst.device().index();
-    cuda::DeviceGuard guard(device);
-    kernels::cpu::StridedLoop<2> loop{dst.sizes(), {dst.strides(), src.strides()}};
-    kernels::cuda::copy_cast(dst.data_ptr(), static_cast<int>(dst.dtype()), src.data_ptr(),
-                             static_cast<int>(src.dtype()), loop, cuda::current_stream(device));
+    copy_on_device(dst, src);
     return;
-#else
-    throw Error(detail::str("copy_: got CUDA tensors, but this build of ember has no CUDA support "
-                            "(configured with EMBER_CUDA=OFF or without nvcc)"));
-#endif
   }
   if (same_dense_layout(dst, src)) {
     if (dst.is_cuda() && src.is_cuda()) {
@@ -477,7 +450,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   Tensor source = src.sizes() == sizes() ? src : src.expand(sizes());
   if (numel() > 0) {
     if (device().is_cpu() && source.device().is_cpu()) {
-      copy_cpu(*this, source);
+      copy_on_device(*this, source);
     } else {
       copy_with_cuda(*this, source);
     }

@@ -57,19 +57,19 @@ template <class T>
 void max_pool2d_backward(const T*, const int64_t*, T*, const Pool2dShape&, Stream) { cuda_not_built("max_pool2d"); }
 
 // --- copy.h, elementwise.h, reduce.h ---
-void copy_cast(void*, int, const void*, int, const cpu::StridedLoop<2>&, Stream) { cuda_not_built("copy"); }
+void copy_cast(void*, int, const void*, int, const StridedLoop<2>&, Stream) { cuda_not_built("copy"); }
 void copy_strided(void*, const StridedLayout&, int, const void*, const StridedLayout&, int, int64_t, Stream) {
   cuda_not_built("copy");
 }
 void fill(void*, int, int64_t, double, Stream) { cuda_not_built("fill_"); }
-void binary(BinaryOp, int, void*, const void*, const void*, const cpu::StridedLoop<3>&, double, Stream,
+void binary(BinaryOp, int, void*, const void*, const void*, const StridedLoop<3>&, double, Stream,
             const char* name) {
   cuda_not_built(name);
 }
-void unary(UnaryOp, int, void*, const void*, const cpu::StridedLoop<2>&, double, Stream, const char* name) {
+void unary(UnaryOp, int, void*, const void*, const StridedLoop<2>&, double, Stream, const char* name) {
   cuda_not_built(name);
 }
-void where(int, void*, const uint8_t*, const void*, const void*, const cpu::StridedLoop<4>&, Stream) {
+void where(int, void*, const uint8_t*, const void*, const void*, const StridedLoop<4>&, Stream) {
   cuda_not_built("where");
 }
 size_t sum_workspace_bytes(const ReduceLoop&) { cuda_not_built("sum"); }

@@ -1,52 +1,31 @@
-// Loops over several strided operands of one shape: the engine under every element-wise op,
-// copy and reduction on the CPU.
-// defines: ember::kernels::cpu::StridedLoop, for_each_strided
+// Element-wise kernels on the CPU: binary arithmetic and comparisons, unary math, where; and the
+// strided loop engine under them, copy and the reductions.
+// defines: ember::kernels::cpu::{for_each_strided, binary, unary, where}
+//
+// The CPU twins of kernels/cuda/elementwise.h: the same entry points over the same op codes and
+// loops (kernels/elementwise.h), without a stream. Each runs on the calling thread; the op and
+// dtype switches run once per call, outside the element loops, so each loop is type-specialised
+// (contiguous runs, and runs against a broadcast scalar, take an index-only loop the compiler
+// vectorises). Throws ember::Error naming `name` for a dtype the op has no kernel for.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "ember/kernels/elementwise.h"
+
 namespace ember::kernels::cpu {
-
-// N operands viewed over one shape; strides in elements, 0 for a broadcast dim.
-template <size_t N>
-struct StridedLoop {
-  std::vector<int64_t> sizes;
-  std::array<std::vector<int64_t>, N> strides;
-};
-
-// Merges adjacent dims that every operand walks contiguously with respect to each other, and
-// drops size-1 dims, so that a contiguous tensor becomes one flat run. Keeps dim order.
-template <size_t N>
-StridedLoop<N> coalesce(const StridedLoop<N>& loop) {
-  StridedLoop<N> out;
-  for (size_t d = 0; d < loop.sizes.size(); ++d) {
-    if (loop.sizes[d] == 1) continue;
-    bool merge = !out.sizes.empty();
-    for (size_t k = 0; merge && k < N; ++k) {
-      merge = out.strides[k].back() == loop.strides[k][d] * loop.sizes[d];
-    }
-    if (merge) {
-      out.sizes.back() *= loop.sizes[d];
-      for (size_t k = 0; k < N; ++k) out.strides[k].back() = loop.strides[k][d];
-    } else {
-      out.sizes.push_back(loop.sizes[d]);
-      for (size_t k = 0; k < N; ++k) out.strides[k].push_back(loop.strides[k][d]);
-    }
-  }
-  return out;
-}
 
 // Calls run(offsets, count, steps) once per innermost run: the run's `count` elements of operand
 // k sit at offsets[k] + i * steps[k] for i in [0, count). Offsets are in elements. Does nothing
 // when any size is 0; calls run once with count 1 for a 0-dim loop.
 template <size_t N, class Run>
 void for_each_strided(const StridedLoop<N>& shape_and_strides, Run&& run) {
-  StridedLoop<N> loop = coalesce(shape_and_strides);
   for (int64_t size : shape_and_strides.sizes) {
     if (size == 0) return;
   }
+  StridedLoop<N> loop = coalesce(shape_and_strides);
   std::array<int64_t, N> offsets{};
   if (loop.sizes.empty()) {
     std::array<int64_t, N> steps{};
@@ -70,5 +49,19 @@ void for_each_strided(const StridedLoop<N>& shape_and_strides, Run&& run) {
     if (d < 0) return;
   }
 }
+
+// out = op(a, b). a and b have `compute_dtype`; out has it too, or bool for a comparison. alpha
+// (Add only) is converted to the compute type once. Maximum / Minimum propagate NaN (the first
+// operand's when both are NaN). Loop operands: 0 out, 1 a, 2 b.
+void binary(BinaryOp op, int compute_dtype, void* out, const void* a, const void* b, const StridedLoop<3>& loop,
+            double alpha, const char* name);
+
+// out = op(a), out and a of `dtype`. `scalar` is PowScalar's exponent. Loop operands: 0 out, 1 a.
+void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>& loop, double scalar,
+           const char* name);
+
+// out = condition ? a : b; condition is bool or uint8 (nonzero is true), out, a and b of `dtype`.
+// Loop operands: 0 out, 1 condition, 2 a, 3 b.
+void where(int dtype, void* out, const uint8_t* condition, const void* a, const void* b, const StridedLoop<4>& loop);
 
 }  // namespace ember::kernels::cpu

@@ -23,13 +23,13 @@ struct FillFn {
 
 }  // namespace
 
-void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const cpu::StridedLoop<2>& loop,
+void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const StridedLoop<2>& loop,
                cudaStream_t stream) {
-  if (detail::numel_of(loop.sizes) == 0) return;
+  if (numel_of(loop.sizes) == 0) return;
   const bool to_bool = dst_dtype == kDTypeBool;
-  detail::dispatch_dtype(dst_dtype, "copy_", [&](auto d) {
+  dispatch_dtype(dst_dtype, "copy_", [&](auto d) {
     using D = decltype(d);
-    detail::dispatch_dtype(src_dtype, "copy_", [&](auto s) {
+    dispatch_dtype(src_dtype, "copy_", [&](auto s) {
       using S = decltype(s);
       detail::launch_elementwise<2>(static_cast<D*>(dst), CopyFn<D, S>{static_cast<const S*>(src), to_bool},
                                     loop, stream, "copy_");
@@ -40,7 +40,7 @@ void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const c
 void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, const void* src,
                   const StridedLayout& src_layout, int src_dtype, int64_t numel, cudaStream_t stream) {
   if (numel == 0) return;
-  cpu::StridedLoop<2> loop;
+  StridedLoop<2> loop;
   loop.sizes.assign(dst_layout.sizes, dst_layout.sizes + dst_layout.ndim);
   loop.strides[0].assign(dst_layout.strides, dst_layout.strides + dst_layout.ndim);
   loop.strides[1].assign(src_layout.strides, src_layout.strides + src_layout.ndim);
@@ -51,9 +51,9 @@ void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, con
 
 void fill(void* dst, int dtype, int64_t numel, double value, cudaStream_t stream) {
   if (numel == 0) return;
-  cpu::StridedLoop<1> loop{{numel}, {std::vector<int64_t>{1}}};
+  StridedLoop<1> loop{{numel}, {std::vector<int64_t>{1}}};
   const bool to_bool = dtype == kDTypeBool;
-  detail::dispatch_dtype(dtype, "fill_", [&](auto t) {
+  dispatch_dtype(dtype, "fill_", [&](auto t) {
     using T = decltype(t);
     T v = to_bool ? static_cast<T>(value != 0.0) : static_cast<T>(value);  // on the host, as the CPU fill_
     detail::launch_elementwise<1>(static_cast<T*>(dst), FillFn<T>{v}, loop, stream, "fill_");

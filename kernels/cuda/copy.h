@@ -1,38 +1,28 @@
 // Copies and casts between strided layouts on one CUDA device, and fill.
-// defines: ember::kernels::cuda::{kMaxDims, kDType*, StridedLayout, copy_cast, copy_strided, fill}
+// defines: ember::kernels::cuda::{copy_cast, copy_strided, fill}
+//
+// The CUDA twins of kernels/cpu/copy.h, over kernels/copy.h's layout and kernels/elementwise.h's
+// dtype codes.
 #pragma once
 
 #include <cstdint>
 
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/elementwise.h"
+#include "ember/kernels/copy.h"
+#include "ember/kernels/elementwise.h"
 
 namespace ember::kernels::cuda {
 
-// The most dims a CUDA kernel takes, counted after merging the dims that every operand walks
-// contiguously (so a contiguous tensor of any rank counts as one).
-inline constexpr int kMaxDims = 8;
-
-// Element codes shared with core's DType: static_cast<int>(DType) gives them.
-inline constexpr int kDTypeFloat32 = 0;
-inline constexpr int kDTypeFloat64 = 1;
-inline constexpr int kDTypeInt64 = 2;
-inline constexpr int kDTypeUInt8 = 3;
-inline constexpr int kDTypeBool = 4;
-
-// Sizes and strides in elements, outermost first. Broadcast source dims have stride 0.
-struct StridedLayout {
-  int ndim = 0;
-  int64_t sizes[kMaxDims] = {};
-  int64_t strides[kMaxDims] = {};
-};
+// The dtype codes under their kernels::cuda names too (tests/emulated_device spells them so).
+using kernels::kDTypeBool, kernels::kDTypeFloat32, kernels::kDTypeFloat64, kernels::kDTypeInt64,
+    kernels::kDTypeUInt8;
 
 // dst[i] = cast(src[i]) over `loop` (operand 0 dst, operand 1 src, strides in elements, 0 for a
 // broadcast dim). Casts as the CPU copy does: to bool as `src != 0`. Requires both pointers on the
 // stream's device and the loop to merge to at most kMaxDims dims (throws ember::Error naming copy_
 // otherwise). Launches asynchronously on `stream`; does nothing for an empty loop.
-void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const cpu::StridedLoop<2>& loop,
+void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const StridedLoop<2>& loop,
                Stream stream);
 
 // The same over two StridedLayouts of the same sizes (`numel` elements).

@@ -117,7 +117,7 @@ struct WhereFn {
 };
 
 template <BinaryOp op, class T>
-void launch_binary(void* out, const void* a, const void* b, const cpu::StridedLoop<3>& loop, double alpha,
+void launch_binary(void* out, const void* a, const void* b, const StridedLoop<3>& loop, double alpha,
                    cudaStream_t stream, const char* name) {
   using O = std::conditional_t<is_comparison(op), uint8_t, T>;
   BinaryFn<op, T, O> fn{static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T>(alpha)};
@@ -125,7 +125,7 @@ void launch_binary(void* out, const void* a, const void* b, const cpu::StridedLo
 }
 
 template <UnaryOp op, class T>
-void launch_unary(void* out, const void* a, const cpu::StridedLoop<2>& loop, double scalar, cudaStream_t stream,
+void launch_unary(void* out, const void* a, const StridedLoop<2>& loop, double scalar, cudaStream_t stream,
                   const char* name) {
   UnaryFn<op, T> fn{static_cast<const T*>(a), static_cast<T>(scalar)};
   detail::launch_elementwise<2>(static_cast<T*>(out), fn, loop, stream, name);
@@ -138,8 +138,8 @@ void launch_unary(void* out, const void* a, const cpu::StridedLoop<2>& loop, dou
 }  // namespace
 
 void binary(BinaryOp op, int compute_dtype, void* out, const void* a, const void* b,
-            const cpu::StridedLoop<3>& loop, double alpha, cudaStream_t stream, const char* name) {
-  detail::dispatch_dtype(compute_dtype, name, [&](auto tag) {
+            const StridedLoop<3>& loop, double alpha, cudaStream_t stream, const char* name) {
+  dispatch_dtype(compute_dtype, name, [&](auto tag) {
     using T = decltype(tag);
     switch (op) {
       case BinaryOp::Add: return launch_binary<BinaryOp::Add, T>(out, a, b, loop, alpha, stream, name);
@@ -165,9 +165,9 @@ void binary(BinaryOp op, int compute_dtype, void* out, const void* a, const void
   });
 }
 
-void unary(UnaryOp op, int dtype, void* out, const void* a, const cpu::StridedLoop<2>& loop, double scalar,
+void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>& loop, double scalar,
            cudaStream_t stream, const char* name) {
-  detail::dispatch_dtype(dtype, name, [&](auto tag) {
+  dispatch_dtype(dtype, name, [&](auto tag) {
     using T = decltype(tag);
     switch (op) {
       case UnaryOp::Neg: return launch_unary<UnaryOp::Neg, T>(out, a, loop, scalar, stream, name);
@@ -190,8 +190,8 @@ void unary(UnaryOp op, int dtype, void* out, const void* a, const cpu::StridedLo
 }
 
 void where(int dtype, void* out, const uint8_t* condition, const void* a, const void* b,
-           const cpu::StridedLoop<4>& loop, cudaStream_t stream) {
-  detail::dispatch_dtype(dtype, "where", [&](auto tag) {
+           const StridedLoop<4>& loop, cudaStream_t stream) {
+  dispatch_dtype(dtype, "where", [&](auto tag) {
     using T = decltype(tag);
     WhereFn<T> fn{condition, static_cast<const T*>(a), static_cast<const T*>(b)};
     detail::launch_elementwise<4>(static_cast<T*>(out), fn, loop, stream, "where");

@@ -187,8 +187,8 @@ struct Shape2 {
 
 Shape2 shape_of(const ReduceLoop& loop, const char* op) {
   Shape2 s;
-  s.outputs = detail::numel_of(loop.kept.sizes);
-  s.reduced = detail::numel_of(loop.reduced.sizes);
+  s.outputs = numel_of(loop.kept.sizes);
+  s.reduced = numel_of(loop.reduced.sizes);
   s.kept = detail::pack<1>(loop.kept, op);
   s.red = detail::pack<1>(loop.reduced, op);
   s.outputs_adjacent = s.outputs > 1 && s.kept.ndim > 0 && s.kept.strides[0][s.kept.ndim - 1] == 1;
@@ -246,7 +246,7 @@ size_t sum_workspace_bytes(const ReduceLoop& loop) { return workspace_bytes(loop
 
 void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoop& loop, void* workspace,
          size_t workspace_bytes_given, cudaStream_t stream) {
-  detail::dispatch_dtype(in_dtype, "sum", [&](auto tag) {
+  dispatch_dtype(in_dtype, "sum", [&](auto tag) {
     using T = decltype(tag);
     using Acc = SumAcc<T>;
     using Out = SumOut<T>;
@@ -261,15 +261,15 @@ void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoo
 
 size_t extremum_workspace_bytes(const ReduceLoop& loop, int dtype) {
   size_t state_bytes = 0;
-  detail::dispatch_dtype(dtype, "max", [&](auto tag) { state_bytes = sizeof(ArgState<decltype(tag)>); });
+  dispatch_dtype(dtype, "max", [&](auto tag) { state_bytes = sizeof(ArgState<decltype(tag)>); });
   return workspace_bytes(loop, state_bytes, "max");
 }
 
 void extremum(bool take_max, void* values, int64_t* indices, const void* in, int dtype, const ReduceLoop& loop,
               void* workspace, size_t workspace_bytes_given, cudaStream_t stream) {
   const char* name = take_max ? "max" : "min";
-  EMBER_CHECK(detail::numel_of(loop.reduced.sizes) > 0, name, ": cannot reduce over 0 elements");
-  detail::dispatch_dtype(dtype, name, [&](auto tag) {
+  EMBER_CHECK(numel_of(loop.reduced.sizes) > 0, name, ": cannot reduce over 0 elements");
+  dispatch_dtype(dtype, name, [&](auto tag) {
     using T = decltype(tag);
     ExtremumStore<T> store{static_cast<T*>(values), indices};
     if (take_max) {

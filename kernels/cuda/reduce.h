@@ -1,5 +1,6 @@
 // Reductions on one CUDA device: sum, and max / min with the index of the winner.
-// defines: ember::kernels::cuda::{ReduceLoop, sum_workspace_bytes, sum, extremum_workspace_bytes, extremum}
+// defines: ember::kernels::cuda::{sum_workspace_bytes, sum, extremum_workspace_bytes, extremum}
+// (the CUDA twins of kernels/cpu/reduce.h, over kernels/reduce.h's ReduceLoop)
 //
 // Note [Deterministic reductions]: each output element is reduced by one block's threads (no
 // atomics): thread (tx, ty) folds every by-th element of its output's range, then a fixed tree in
@@ -14,19 +15,10 @@
 
 #include "ember/kernels/stream.h"
 
-#include "ember/kernels/cpu/elementwise.h"
-#include "ember/kernels/cuda/copy.h"
+#include "ember/kernels/elementwise.h"
+#include "ember/kernels/reduce.h"
 
 namespace ember::kernels::cuda {
-
-// The input of a reduction, seen as two index spaces over its strides (in elements). `kept`
-// enumerates the output elements in row-major order: output element o (contiguous) folds the
-// input elements at kept_offset(o) + reduced_offset(r) for r in [0, numel(reduced.sizes)).
-// An empty `sizes` is one element (offset 0).
-struct ReduceLoop {
-  cpu::StridedLoop<1> kept;
-  cpu::StridedLoop<1> reduced;
-};
 
 // Bytes of device workspace sum() needs for this loop; 0 when it needs none.
 size_t sum_workspace_bytes(const ReduceLoop& loop);

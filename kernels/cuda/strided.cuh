@@ -1,10 +1,10 @@
 // Internal to kernels/cuda/*.cu: strided layouts packed for a kernel, element offsets on the
 // device, the grid-stride launch of an element-wise functor, and the dtype switch.
-// defines: ember::kernels::cuda::detail::{Layout, pack, offsets_of, launch_elementwise,
-//          dispatch_dtype, grid_for, kThreads}
+// defines: ember::kernels::cuda::detail::{Layout, pack, offsets_of, launch_elementwise, convert,
+//          grid_for, kThreads} (the dtype switch is kernels/elementwise.h's dispatch_dtype)
 //
 // Note [Element-wise launch]: the host merges dims that every operand walks contiguously
-// (kernels/cpu/elementwise.h's coalesce), so a contiguous tensor, or a contiguous tensor against a
+// (kernels/elementwise.h's coalesce), so a contiguous tensor, or a contiguous tensor against a
 // broadcast scalar, becomes one flat run of `n` elements that the flat kernel walks as
 // `i * step[k]` with no division. Anything else runs the strided kernel, which turns each linear
 // index into per-operand offsets (one div/mod per dim; in 32 bits when n < 2^31). Offsets are
@@ -18,8 +18,8 @@
 
 #include "ember/common/cuda_check.h"
 #include "ember/common/error.h"
-#include "ember/kernels/cpu/elementwise.h"
-#include "ember/kernels/cuda/copy.h"
+#include "ember/kernels/copy.h"
+#include "ember/kernels/elementwise.h"
 #include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda::detail {
@@ -37,8 +37,8 @@ struct Layout {
 // Coalesces `loop` and packs it for a kernel; throws naming `op` when more than kMaxDims dims
 // remain. Requires every size > 0 (callers return early on an empty loop).
 template <int N>
-Layout<N> pack(const cpu::StridedLoop<N>& loop, const char* op) {
-  cpu::StridedLoop<N> merged = cpu::coalesce(loop);
+Layout<N> pack(const StridedLoop<N>& loop, const char* op) {
+  StridedLoop<N> merged = coalesce(loop);
   const int ndim = static_cast<int>(merged.sizes.size());
   EMBER_CHECK(ndim <= kMaxDims, op, ": CUDA kernels take up to ", kMaxDims,
               " dims after merging the contiguous ones, got ", ndim, " (shape ", loop.sizes, ")");
@@ -49,12 +49,6 @@ Layout<N> pack(const cpu::StridedLoop<N>& loop, const char* op) {
     for (int k = 0; k < N; ++k) layout.strides[k][d] = merged.strides[k][d];
   }
   return layout;
-}
-
-inline int64_t numel_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
 }
 
 // Blocks of kThreads for n elements, capped (the kernels loop grid-stride).
@@ -109,7 +103,7 @@ __global__ void strided_kernel(O* out, Fn fn, Layout<N> layout, int64_t n) {
 // out[off[0]] = fn(off) for every element of `loop` (operand 0 is the output; Note [Element-wise
 // launch]). fn is a device functor taking `const int64_t (&)[N]` and holding its input pointers.
 template <int N, class O, class Fn>
-void launch_elementwise(O* out, const Fn& fn, const cpu::StridedLoop<N>& loop, cudaStream_t stream,
+void launch_elementwise(O* out, const Fn& fn, const StridedLoop<N>& loop, cudaStream_t stream,
                         const char* op) {
   const int64_t n = numel_of(loop.sizes);
   if (n == 0) return;
@@ -125,19 +119,6 @@ void launch_elementwise(O* out, const Fn& fn, const cpu::StridedLoop<N>& loop, c
     EMBER_LAUNCH(blocks, kThreads, 0, stream, strided_kernel<int64_t, N, O, Fn>)(out, fn, layout, n);
   }
   EMBER_CUDA_LAUNCH_CHECK(op);
-}
-
-// Calls fn(T{}) with the C++ type computing a dtype code (copy.h's codes; bool computes as uint8).
-template <class Fn>
-void dispatch_dtype(int code, const char* op, Fn&& fn) {
-  switch (code) {
-    case kDTypeFloat32: fn(float{}); break;
-    case kDTypeFloat64: fn(double{}); break;
-    case kDTypeInt64: fn(int64_t{}); break;
-    case kDTypeUInt8:
-    case kDTypeBool: fn(uint8_t{}); break;
-    default: throw Error(ember::detail::str(op, ": CUDA kernels do not support dtype code ", code));
-  }
 }
 
 // dst = src converted the way the CPU kernels convert: to bool as `src != 0`; floating to an

@@ -145,11 +145,11 @@ struct Dt {
   using type = T;
   static constexpr int code = Code;
 };
-using F32 = Dt<float, kernels::cuda::kDTypeFloat32>;
-using F64 = Dt<double, kernels::cuda::kDTypeFloat64>;
-using I64 = Dt<int64_t, kernels::cuda::kDTypeInt64>;
-using U8 = Dt<uint8_t, kernels::cuda::kDTypeUInt8>;
-using Bool = Dt<uint8_t, kernels::cuda::kDTypeBool>;
+using F32 = Dt<float, kernels::kDTypeFloat32>;
+using F64 = Dt<double, kernels::kDTypeFloat64>;
+using I64 = Dt<int64_t, kernels::kDTypeInt64>;
+using U8 = Dt<uint8_t, kernels::kDTypeUInt8>;
+using Bool = Dt<uint8_t, kernels::kDTypeBool>;
 
 inline const char* dtype_name(int code) {
   static const char* names[] = {"float32", "float64", "int64", "uint8", "bool"};

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ember/common/error.h"
+#include "ember/kernels/cpu/copy.h"
 #include "ember/kernels/cuda/copy.h"
 
 namespace cuda = ember::kernels::cuda;
@@ -34,14 +35,14 @@ template <class D>
 std::vector<typename D::type> source_values(size_t n, std::mt19937_64& rng) {
   using T = typename D::type;
   std::vector<T> v;
-  if constexpr (D::code == cuda::kDTypeBool) v = ember::test::random_vector<T>(n, rng, 0, 2);
+  if constexpr (D::code == ember::kernels::kDTypeBool) v = ember::test::random_vector<T>(n, rng, 0, 2);
   else if constexpr (std::is_same_v<T, uint8_t>) v = ember::test::random_vector<T>(n, rng, 0, 256);
   else if constexpr (std::is_same_v<T, int64_t>) v = ember::test::random_vector<T>(n, rng, -100000, 100000);
   else {
     v = ember::test::random_vector<T>(n, rng, -300, 300);
     for (size_t i = 3; i < n; i += 7) v[i] = static_cast<T>(v[i] / 300);  // (-1, 1): 0 as an integer, true as a bool
   }
-  if constexpr (D::code != cuda::kDTypeBool) {
+  if constexpr (D::code != ember::kernels::kDTypeBool) {
     for (size_t i = 5; i < n; i += 11) v[i] = T(0);
   }
   return v;
@@ -53,7 +54,7 @@ template <class D, class S>
 typename D::type reference_cast(typename S::type v) {
   using DT = typename D::type;
   using ST = typename S::type;
-  if constexpr (D::code == cuda::kDTypeBool) return static_cast<DT>(v != ST(0));
+  if constexpr (D::code == ember::kernels::kDTypeBool) return static_cast<DT>(v != ST(0));
   else if constexpr (std::is_floating_point_v<ST> && std::is_integral_v<DT>) return static_cast<DT>(static_cast<int64_t>(v));
   else return static_cast<DT>(v);
 }
@@ -93,12 +94,12 @@ void check_copy(const Shape& sizes, const Shape& dst_strides, const Shape& src_s
   using DT = typename D::type;
   const size_t dst_extent = ember::test::storage_extent(sizes, dst_strides);
   const auto src = source_values<S>(ember::test::storage_extent(sizes, src_strides), rng);
-  std::vector<DT> want = poisoned<DT>(dst_extent), got = poisoned<DT>(dst_extent);
+  std::vector<DT> want = poisoned<DT>(dst_extent), got = poisoned<DT>(dst_extent), got_cpu = poisoned<DT>(dst_extent);
   for_each_index(sizes, [&](const Shape& i) {
     want[offset_of(i, dst_strides)] = reference_cast<D, S>(src[offset_of(i, src_strides)]);
   });
   if (strided_api) {
-    cuda::StridedLayout dl, sl;
+    ember::kernels::StridedLayout dl, sl;
     dl.ndim = sl.ndim = static_cast<int>(sizes.size());
     for (size_t d = 0; d < sizes.size(); ++d) {
       dl.sizes[d] = sl.sizes[d] = sizes[d];
@@ -107,14 +108,16 @@ void check_copy(const Shape& sizes, const Shape& dst_strides, const Shape& src_s
     }
     cuda::copy_strided(got.data(), dl, D::code, src.data(), sl, S::code, ember::test::numel_of(sizes),
                        ember::test::default_stream());
+    cpu::copy_strided(got_cpu.data(), dl, D::code, src.data(), sl, S::code, ember::test::numel_of(sizes));
   } else {
-    const cpu::StridedLoop<2> loop{sizes, {dst_strides, src_strides}};
+    const ember::kernels::StridedLoop<2> loop{sizes, {dst_strides, src_strides}};
     cuda::copy_cast(got.data(), D::code, src.data(), S::code, loop, ember::test::default_stream());
+    cpu::copy_cast(got_cpu.data(), D::code, src.data(), S::code, loop);
   }
-  CHECK(matches(got, want,
-                std::string(strided_api ? "copy_strided " : "copy_cast ") + dtype_name(S::code) + " to " +
-                    dtype_name(D::code) + ", shape " + shape_text(sizes) + ", " + layout,
-                ember::test::tolerance<DT>(), /*nan_equal=*/true));
+  const std::string what = std::string(strided_api ? "copy_strided " : "copy_cast ") + dtype_name(S::code) +
+                           " to " + dtype_name(D::code) + ", shape " + shape_text(sizes) + ", " + layout;
+  CHECK(matches(got, want, what, ember::test::tolerance<DT>(), /*nan_equal=*/true));
+  CHECK(matches(got_cpu, want, "cpu " + what, ember::test::tolerance<DT>(), /*nan_equal=*/true));  // the CPU twin
 }
 
 }  // namespace
@@ -165,18 +168,20 @@ TEST_CASE("emulated fill writes every dtype's converted value to exactly numel e
     std::vector<double> values;
     if constexpr (std::is_floating_point_v<T>) values = {3.75, -2.0, 0.1, 0.0, 1e30};
     else if constexpr (std::is_same_v<T, int64_t>) values = {-5.0, 1e12, 0.0, 7.9};
-    else if constexpr (D::code == cuda::kDTypeUInt8) values = {7.0, 255.0, 0.0, 12.5};
+    else if constexpr (D::code == ember::kernels::kDTypeUInt8) values = {7.0, 255.0, 0.0, 12.5};
     else values = {0.0, 1.0, 2.5, -1.0, 0.25};  // bool: value != 0
     for (double value : values) {
       for (int64_t numel : {int64_t(0), int64_t(1), int64_t(255), int64_t(257), int64_t(3001)}) {
         std::vector<T> got = poisoned<T>(numel + 3), want = poisoned<T>(numel + 3);
-        const T converted = D::code == cuda::kDTypeBool ? static_cast<T>(value != 0.0) : static_cast<T>(value);
+        const T converted = D::code == ember::kernels::kDTypeBool ? static_cast<T>(value != 0.0) : static_cast<T>(value);
         std::fill(want.begin(), want.begin() + numel, converted);
         cuda::fill(got.data(), D::code, numel, value, ember::test::default_stream());
-        CHECK(matches(got, want,
-                      std::string("fill ") + dtype_name(D::code) + " with " + std::to_string(value) + ", numel " +
-                          std::to_string(numel),
-                      0.0, /*nan_equal=*/true));
+        const std::string what =
+            std::string("fill ") + dtype_name(D::code) + " with " + std::to_string(value) + ", numel " + std::to_string(numel);
+        CHECK(matches(got, want, what, 0.0, /*nan_equal=*/true));
+        std::vector<T> got_cpu = poisoned<T>(numel + 3);  // the CPU twin
+        cpu::fill(got_cpu.data(), D::code, numel, value);
+        CHECK(matches(got_cpu, want, "cpu " + what, 0.0, /*nan_equal=*/true));
       }
     }
   });
@@ -230,15 +235,15 @@ TEST_CASE("emulated copies throw naming copy_ for more than kMaxDims merged dims
   const Shape nine(9, 2);
   const Shape strides = layout_strides(nine, identity_order(9), 1, 1);  // padded: no two dims merge
   std::vector<float> buffer(ember::test::storage_extent(nine, strides), 1.0f);
-  const cpu::StridedLoop<2> loop{nine, {strides, strides}};
-  CHECK_THROWS_WITH(cuda::copy_cast(buffer.data(), cuda::kDTypeFloat32, buffer.data(), cuda::kDTypeFloat32, loop,
+  const ember::kernels::StridedLoop<2> loop{nine, {strides, strides}};
+  CHECK_THROWS_WITH(cuda::copy_cast(buffer.data(), ember::kernels::kDTypeFloat32, buffer.data(), ember::kernels::kDTypeFloat32, loop,
                                     nullptr),
                     Catch::Contains("copy_"));
-  cuda::StridedLayout two, three;
+  ember::kernels::StridedLayout two, three;
   two.ndim = 2, three.ndim = 3;
   for (int d = 0; d < 3; ++d) two.sizes[d] = three.sizes[d] = 2, two.strides[d] = three.strides[d] = 1;
-  CHECK_THROWS_AS(cuda::copy_strided(buffer.data(), two, cuda::kDTypeFloat32, buffer.data(), three,
-                                     cuda::kDTypeFloat32, 4, nullptr),
+  CHECK_THROWS_AS(cuda::copy_strided(buffer.data(), two, ember::kernels::kDTypeFloat32, buffer.data(), three,
+                                     ember::kernels::kDTypeFloat32, 4, nullptr),
                   ember::Error);
 }
 
@@ -263,7 +268,7 @@ TEST_CASE("emulated copy_strided reaches source offsets that need 64-bit arithme
     src[offset_of(i, src_strides)] = value;
     want[k++] = static_cast<float>(value);
   });
-  cuda::StridedLayout dl, sl;
+  ember::kernels::StridedLayout dl, sl;
   dl.ndim = sl.ndim = 3;
   const Shape dst_strides = ember::test::contiguous_strides(sizes);
   for (int d = 0; d < 3; ++d) {
@@ -271,7 +276,7 @@ TEST_CASE("emulated copy_strided reaches source offsets that need 64-bit arithme
     dl.strides[d] = dst_strides[d];
     sl.strides[d] = src_strides[d];
   }
-  cuda::copy_strided(got.data(), dl, cuda::kDTypeFloat32, src, sl, cuda::kDTypeUInt8, 30,
+  cuda::copy_strided(got.data(), dl, ember::kernels::kDTypeFloat32, src, sl, ember::kernels::kDTypeUInt8, 30,
                      ember::test::default_stream());
   munmap(mapping, extent);
   CHECK(matches(got, want, "uint8 to float32 from offsets up to " + std::to_string(extent - 1), 0.0));

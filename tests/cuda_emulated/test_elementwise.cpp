@@ -9,12 +9,14 @@
 #include <sstream>
 
 #include "ember/common/error.h"
+#include "ember/kernels/cpu/elementwise.h"
 #include "ember/kernels/cuda/elementwise.h"
 
 namespace cuda = ember::kernels::cuda;
 namespace cpu = ember::kernels::cpu;
-using cuda::BinaryOp;
-using cuda::UnaryOp;
+using ember::kernels::BinaryOp;
+using ember::kernels::StridedLoop;
+using ember::kernels::UnaryOp;
 using namespace ember::test;  // the shared checks and dtype tags of emulated_checks.h
 using Shape = std::vector<int64_t>;
 
@@ -105,7 +107,7 @@ std::vector<T> quarters_with_nans(size_t n, std::mt19937_64& rng, bool negative_
 template <class D>
 std::vector<typename D::type> binary_input(BinaryOp op, int which, size_t n, std::mt19937_64& rng) {
   using T = typename D::type;
-  if constexpr (D::code == cuda::kDTypeBool) {
+  if constexpr (D::code == ember::kernels::kDTypeBool) {
     return uniform<T>(n, rng, 0, 2);
   } else if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
@@ -191,7 +193,7 @@ void check_binary(BinaryOp op, double alpha, const Shape& sizes, Kind ko, Kind k
   const std::vector<T> av = binary_input<D>(op, 0, a.extent, rng), bv = binary_input<D>(op, 1, b.extent, rng);
   const std::string what = std::string(op_name(op)) + " " + dtype_name(D::code) + " alpha " +
                            std::to_string(alpha) + ", " + describe(sizes, {ko, ka, kb});
-  const cpu::StridedLoop<3> loop{sizes, {out.strides, a.strides, b.strides}};
+  const StridedLoop<3> loop{sizes, {out.strides, a.strides, b.strides}};
   auto run = [&](auto out_tag) {
     using Out = decltype(out_tag);
     std::vector<Out> want = poisoned<Out>(out.extent), got = poisoned<Out>(out.extent);
@@ -200,7 +202,7 @@ void check_binary(BinaryOp op, double alpha, const Shape& sizes, Kind ko, Kind k
       if constexpr (std::is_same_v<Out, T> && !std::is_same_v<T, uint8_t>) {
         want[offset_of(i, out.strides)] = reference_arithmetic<T>(op, x, y, alpha);
       } else if constexpr (std::is_same_v<T, uint8_t>) {  // uint8 and bool: arithmetic and comparisons both write uint8
-        want[offset_of(i, out.strides)] = cuda::is_comparison(op) ? reference_comparison<T>(op, x, y)
+        want[offset_of(i, out.strides)] = ember::kernels::is_comparison(op) ? reference_comparison<T>(op, x, y)
                                                                   : reference_arithmetic<T>(op, x, y, alpha);
       } else {
         want[offset_of(i, out.strides)] = reference_comparison<T>(op, x, y);
@@ -210,8 +212,12 @@ void check_binary(BinaryOp op, double alpha, const Shape& sizes, Kind ko, Kind k
                  op_name(op));
     CHECK(matches(got, want, what, ember::test::tolerance<Out>(), /*nan_equal=*/true));
     CHECK(same_nan_signs(got, want, what));
+    // The CPU twin, on the same inputs and layout.
+    std::vector<Out> got_cpu = poisoned<Out>(out.extent);
+    cpu::binary(op, D::code, got_cpu.data(), av.data(), bv.data(), loop, alpha, op_name(op));
+    CHECK(matches(got_cpu, want, "cpu " + what, ember::test::tolerance<Out>(), /*nan_equal=*/true));
   };
-  if (cuda::is_comparison(op)) run(uint8_t{});
+  if (ember::kernels::is_comparison(op)) run(uint8_t{});
   else run(T{});
 }
 
@@ -241,7 +247,7 @@ TEMPLATE_TEST_CASE("emulated binary ops match the reference for every op and dty
     if (op == BinaryOp::Add) {
       if constexpr (std::is_floating_point_v<T>) alphas.push_back(-0.75);
       else if constexpr (std::is_same_v<T, int64_t>) alphas.push_back(-3.0);
-      else if constexpr (TestType::code == cuda::kDTypeUInt8) alphas.push_back(3.0);
+      else if constexpr (TestType::code == ember::kernels::kDTypeUInt8) alphas.push_back(3.0);
     }
     for (double alpha : alphas) {
       for (const Shape& sizes : shapes()) {
@@ -281,7 +287,7 @@ T reference_unary(UnaryOp op, T x, double scalar) {
 template <class D>
 std::vector<typename D::type> unary_input(UnaryOp op, size_t n, std::mt19937_64& rng) {
   using T = typename D::type;
-  if constexpr (D::code == cuda::kDTypeBool) return uniform<T>(n, rng, 0, 2);
+  if constexpr (D::code == ember::kernels::kDTypeBool) return uniform<T>(n, rng, 0, 2);
   else if constexpr (std::is_same_v<T, uint8_t>) return uniform<T>(n, rng, 0, 256);
   else if constexpr (std::is_same_v<T, int64_t>) return uniform<T>(n, rng, -1000, 1000);
   else {
@@ -304,12 +310,14 @@ void check_unary(UnaryOp op, double scalar, const Shape& sizes, Kind ko, Kind ka
   for_each_index(sizes, [&](const Shape& i) {
     want[offset_of(i, out.strides)] = reference_unary<T>(op, av[offset_of(i, a.strides)], scalar);
   });
-  const cpu::StridedLoop<2> loop{sizes, {out.strides, a.strides}};
+  const StridedLoop<2> loop{sizes, {out.strides, a.strides}};
   cuda::unary(op, D::code, got.data(), av.data(), loop, scalar, ember::test::default_stream(), op_name(op));
-  CHECK(matches(got, want,
-                std::string(op_name(op)) + " " + dtype_name(D::code) + " scalar " + std::to_string(scalar) + ", " +
-                    describe(sizes, {ko, ka}),
-                ember::test::tolerance<T>(), /*nan_equal=*/true));
+  const std::string what = std::string(op_name(op)) + " " + dtype_name(D::code) + " scalar " +
+                           std::to_string(scalar) + ", " + describe(sizes, {ko, ka});
+  CHECK(matches(got, want, what, ember::test::tolerance<T>(), /*nan_equal=*/true));
+  std::vector<T> got_cpu = poisoned<T>(out.extent);  // the CPU twin
+  cpu::unary(op, D::code, got_cpu.data(), av.data(), loop, scalar, op_name(op));
+  CHECK(matches(got_cpu, want, "cpu " + what, ember::test::tolerance<T>(), /*nan_equal=*/true));
 }
 
 struct Layout2 {
@@ -327,7 +335,7 @@ TEMPLATE_TEST_CASE("emulated unary ops match the reference for every op and dtyp
   std::mt19937_64 rng(7 + TestType::code);
   // (op, scalar): neg is refused for bool by core; the floating ops need a floating dtype.
   std::vector<std::pair<UnaryOp, double>> ops = {{UnaryOp::Abs, 0.0}};
-  if constexpr (TestType::code != cuda::kDTypeBool) ops.push_back({UnaryOp::Neg, 0.0});
+  if constexpr (TestType::code != ember::kernels::kDTypeBool) ops.push_back({UnaryOp::Neg, 0.0});
   if constexpr (std::is_floating_point_v<T>) {
     ops.insert(ops.end(), {{UnaryOp::Exp, 0.0},
                            {UnaryOp::Log, 0.0},
@@ -371,8 +379,8 @@ TEMPLATE_TEST_CASE("emulated where selects as the reference with bool and uint8 
         const Operand a = make_operand(sizes, l.a), b = make_operand(sizes, l.b);
         // uint8 conditions: any nonzero value is true.
         const auto cv = ember::test::random_vector<uint8_t>(c.extent, rng, 0, uint8_condition ? 4 : 2);
-        const double lo = TestType::code == cuda::kDTypeBool ? 0 : std::is_same_v<T, uint8_t> ? 0 : -100;
-        const double hi = TestType::code == cuda::kDTypeBool ? 2 : std::is_same_v<T, uint8_t> ? 256 : 100;
+        const double lo = TestType::code == ember::kernels::kDTypeBool ? 0 : std::is_same_v<T, uint8_t> ? 0 : -100;
+        const double hi = TestType::code == ember::kernels::kDTypeBool ? 2 : std::is_same_v<T, uint8_t> ? 256 : 100;
         const auto av = ember::test::random_vector<T>(a.extent, rng, lo, hi);
         const auto bv = ember::test::random_vector<T>(b.extent, rng, lo, hi);
         std::vector<T> want = poisoned<T>(out.extent), got = poisoned<T>(out.extent);
@@ -380,13 +388,15 @@ TEMPLATE_TEST_CASE("emulated where selects as the reference with bool and uint8 
           want[offset_of(i, out.strides)] =
               cv[offset_of(i, c.strides)] != 0 ? av[offset_of(i, a.strides)] : bv[offset_of(i, b.strides)];
         });
-        const cpu::StridedLoop<4> loop{sizes, {out.strides, c.strides, a.strides, b.strides}};
+        const StridedLoop<4> loop{sizes, {out.strides, c.strides, a.strides, b.strides}};
         cuda::where(TestType::code, got.data(), cv.data(), av.data(), bv.data(), loop, ember::test::default_stream());
-        CHECK(matches(got, want,
-                      std::string("where ") + dtype_name(TestType::code) +
-                          (uint8_condition ? ", uint8 condition, " : ", bool condition, ") +
-                          describe(sizes, {l.out, l.condition, l.a, l.b}),
-                      0.0, /*nan_equal=*/true));
+        const std::string what = std::string("where ") + dtype_name(TestType::code) +
+                                 (uint8_condition ? ", uint8 condition, " : ", bool condition, ") +
+                                 describe(sizes, {l.out, l.condition, l.a, l.b});
+        CHECK(matches(got, want, what, 0.0, /*nan_equal=*/true));
+        std::vector<T> got_cpu = poisoned<T>(out.extent);  // the CPU twin
+        cpu::where(TestType::code, got_cpu.data(), cv.data(), av.data(), bv.data(), loop);
+        CHECK(matches(got_cpu, want, "cpu " + what, 0.0, /*nan_equal=*/true));
       }
     }
   }
@@ -396,15 +406,18 @@ TEST_CASE("emulated element-wise kernels throw for a dtype without a kernel and 
           "[cuda-emulated][elementwise]") {
   std::vector<double> buffer(64, 1.0);
   const Shape unit = {1};
-  const cpu::StridedLoop<3> loop3{{4}, {unit, unit, unit}};
-  const cpu::StridedLoop<2> loop2{{4}, {unit, unit}};
-  for (int code : {cuda::kDTypeInt64, cuda::kDTypeUInt8, cuda::kDTypeBool}) {
+  const StridedLoop<3> loop3{{4}, {unit, unit, unit}};
+  const StridedLoop<2> loop2{{4}, {unit, unit}};
+  for (int code : {ember::kernels::kDTypeInt64, ember::kernels::kDTypeUInt8, ember::kernels::kDTypeBool}) {
     for (BinaryOp op : {BinaryOp::Div, BinaryOp::Pow}) {
       CHECK_THROWS_AS(cuda::binary(op, code, buffer.data(), buffer.data(), buffer.data(), loop3, 1.0, nullptr, "div"),
+                      ember::Error);
+      CHECK_THROWS_AS(cpu::binary(op, code, buffer.data(), buffer.data(), buffer.data(), loop3, 1.0, "div"),
                       ember::Error);
     }
     for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Log, UnaryOp::Sqrt, UnaryOp::PowScalar}) {
       CHECK_THROWS_AS(cuda::unary(op, code, buffer.data(), buffer.data(), loop2, 2.0, nullptr, "exp"), ember::Error);
+      CHECK_THROWS_AS(cpu::unary(op, code, buffer.data(), buffer.data(), loop2, 2.0, "exp"), ember::Error);
     }
   }
   constexpr int kFloat16 = 5;  // core's reserved dtype: no kernel computes in it
@@ -415,7 +428,7 @@ TEST_CASE("emulated element-wise kernels throw for a dtype without a kernel and 
   const Shape nine(9, 2);
   const Operand padded = make_operand(nine, Kind::Padded);
   std::vector<float> big(padded.extent, 1.0f);
-  const cpu::StridedLoop<2> loop9{nine, {padded.strides, padded.strides}};
-  CHECK_THROWS_WITH(cuda::unary(UnaryOp::Neg, cuda::kDTypeFloat32, big.data(), big.data(), loop9, 0.0, nullptr, "neg"),
+  const StridedLoop<2> loop9{nine, {padded.strides, padded.strides}};
+  CHECK_THROWS_WITH(cuda::unary(UnaryOp::Neg, ember::kernels::kDTypeFloat32, big.data(), big.data(), loop9, 0.0, nullptr, "neg"),
                     Catch::Contains("neg"));
 }

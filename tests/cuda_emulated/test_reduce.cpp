@@ -15,8 +15,10 @@
 #include <sstream>
 
 #include "ember/common/error.h"
+#include "ember/kernels/cpu/reduce.h"
 #include "ember/kernels/cuda/reduce.h"
 
+namespace cpu = ember::kernels::cpu;
 namespace cuda = ember::kernels::cuda;
 using namespace ember::test;  // the shared checks and dtype tags of emulated_checks.h
 using Shape = std::vector<int64_t>;
@@ -45,8 +47,8 @@ struct Reduction {
   Input in;
   std::vector<bool> reduce;
 
-  cuda::ReduceLoop loop() const {
-    cuda::ReduceLoop loop;
+  ember::kernels::ReduceLoop loop() const {
+    ember::kernels::ReduceLoop loop;
     for (size_t d = 0; d < in.sizes.size(); ++d) {
       auto& part = reduce[d] ? loop.reduced : loop.kept;
       part.sizes.push_back(in.sizes[d]);
@@ -147,7 +149,7 @@ constexpr int kSplitReductions = 6;
 template <class D>
 std::vector<typename D::type> sum_input(size_t n, std::mt19937_64& rng) {
   using T = typename D::type;
-  if constexpr (D::code == cuda::kDTypeBool) return ember::test::random_vector<T>(n, rng, 0, 2);
+  if constexpr (D::code == ember::kernels::kDTypeBool) return ember::test::random_vector<T>(n, rng, 0, 2);
   else if constexpr (std::is_same_v<T, uint8_t>) return ember::test::random_vector<T>(n, rng, 0, 256);
   else if constexpr (std::is_same_v<T, int64_t>) return ember::test::random_vector<T>(n, rng, -1000, 1000);
   else return ember::test::random_vector<T>(n, rng, -1, 1);
@@ -160,13 +162,16 @@ bool check_sum(const Reduction& red, std::mt19937_64& rng) {
   using Out = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
   using Acc = std::conditional_t<std::is_floating_point_v<T>, long double, int64_t>;
   const auto in = sum_input<D>(ember::test::storage_extent(red.in.sizes, red.in.strides), rng);
-  const cuda::ReduceLoop loop = red.loop();
+  const ember::kernels::ReduceLoop loop = red.loop();
   const int64_t outputs = red.outputs();
   const size_t bytes = cuda::sum_workspace_bytes(loop);
   auto workspace = garbage_workspace(bytes);
   std::vector<Out> got = poisoned<Out>(outputs);
-  cuda::sum(got.data(), std::is_floating_point_v<T> ? D::code : cuda::kDTypeInt64, in.data(), D::code, loop,
+  cuda::sum(got.data(), std::is_floating_point_v<T> ? D::code : ember::kernels::kDTypeInt64, in.data(), D::code, loop,
             bytes ? workspace.data() : nullptr, bytes, ember::test::default_stream());
+  std::vector<Out> got_cpu = poisoned<Out>(outputs);  // the CPU twin
+  cpu::sum(got_cpu.data(), std::is_floating_point_v<T> ? D::code : ember::kernels::kDTypeInt64, in.data(), D::code,
+           loop, nullptr, 0);
   for (bool keepdim : {false, true}) {
     std::vector<Acc> acc(outputs, Acc(0));
     const Shape out_strides = red.output_strides(keepdim);
@@ -175,6 +180,7 @@ bool check_sum(const Reduction& red, std::mt19937_64& rng) {
     });
     std::vector<Out> want(acc.begin(), acc.end());
     CHECK(matches(got, want, std::string("sum of ") + dtype_name(D::code) + ", " + red.describe(keepdim)));
+    CHECK(matches(got_cpu, want, std::string("cpu sum of ") + dtype_name(D::code) + ", " + red.describe(keepdim)));
   }
   return bytes > 0;
 }
@@ -205,18 +211,18 @@ TEST_CASE("emulated sum over every set of dims with and without keepdim matches 
 
 TEST_CASE("emulated sum throws without the workspace the split path needs", "[cuda-emulated][reduce]") {
   const Reduction red{{{17000}, {1}, "contiguous"}, {true}};
-  const cuda::ReduceLoop loop = red.loop();
+  const ember::kernels::ReduceLoop loop = red.loop();
   const size_t bytes = cuda::sum_workspace_bytes(loop);
   REQUIRE(bytes > 0);
   std::vector<float> in(17000, 1.0f), out(1);
   std::vector<uint64_t> small((bytes - 8) / 8);
-  CHECK_THROWS_AS(cuda::sum(out.data(), cuda::kDTypeFloat32, in.data(), cuda::kDTypeFloat32, loop, nullptr, 0,
+  CHECK_THROWS_AS(cuda::sum(out.data(), ember::kernels::kDTypeFloat32, in.data(), ember::kernels::kDTypeFloat32, loop, nullptr, 0,
                             nullptr),
                   ember::Error);
-  CHECK_THROWS_AS(cuda::sum(out.data(), cuda::kDTypeFloat32, in.data(), cuda::kDTypeFloat32, loop, small.data(),
+  CHECK_THROWS_AS(cuda::sum(out.data(), ember::kernels::kDTypeFloat32, in.data(), ember::kernels::kDTypeFloat32, loop, small.data(),
                             bytes - 8, nullptr),
                   ember::Error);
-  CHECK_THROWS_AS(cuda::sum(out.data(), cuda::kDTypeInt64, in.data(), cuda::kDTypeFloat32, loop, nullptr, 0, nullptr),
+  CHECK_THROWS_AS(cuda::sum(out.data(), ember::kernels::kDTypeInt64, in.data(), ember::kernels::kDTypeFloat32, loop, nullptr, 0, nullptr),
                   ember::Error);
 }
 
@@ -226,7 +232,7 @@ namespace {
 template <class D>
 std::vector<typename D::type> extremum_input(size_t n, int64_t reduced, std::mt19937_64& rng) {
   using T = typename D::type;
-  if constexpr (D::code == cuda::kDTypeBool) return ember::test::random_vector<T>(n, rng, 0, 2);
+  if constexpr (D::code == ember::kernels::kDTypeBool) return ember::test::random_vector<T>(n, rng, 0, 2);
   else if constexpr (std::is_same_v<T, uint8_t>) return ember::test::random_vector<T>(n, rng, 0, 6);
   else if constexpr (std::is_same_v<T, int64_t>) return ember::test::random_vector<T>(n, rng, -5, 5);
   else {
@@ -241,7 +247,7 @@ std::vector<typename D::type> extremum_input(size_t n, int64_t reduced, std::mt1
 template <class D>
 bool check_extremum(bool take_max, const Reduction& red, std::mt19937_64& rng) {
   using T = typename D::type;
-  const cuda::ReduceLoop loop = red.loop();
+  const ember::kernels::ReduceLoop loop = red.loop();
   const int64_t reduced = ember::test::numel_of(loop.reduced.sizes);
   const auto in = extremum_input<D>(ember::test::storage_extent(red.in.sizes, red.in.strides), reduced, rng);
   const int64_t outputs = red.outputs();
@@ -251,6 +257,9 @@ bool check_extremum(bool take_max, const Reduction& red, std::mt19937_64& rng) {
   std::vector<int64_t> got_index(outputs, -1);
   cuda::extremum(take_max, got.data(), got_index.data(), in.data(), D::code, loop, bytes ? workspace.data() : nullptr,
                  bytes, ember::test::default_stream());
+  std::vector<T> got_cpu = poisoned<T>(outputs);  // the CPU twin
+  std::vector<int64_t> got_cpu_index(outputs, -1);
+  cpu::extremum(take_max, got_cpu.data(), got_cpu_index.data(), in.data(), D::code, loop, nullptr, 0);
   // The CPU's scan: elements of one output in increasing reduced index r; the first NaN stops it,
   // a strictly better value replaces the best, so the lowest index wins a tie.
   const Shape r_strides = red.reduced_index_strides();
@@ -271,6 +280,8 @@ bool check_extremum(bool take_max, const Reduction& red, std::mt19937_64& rng) {
                              red.describe(keepdim);
     CHECK(matches(got, want, what + ", values", 0.0, /*nan_equal=*/true));
     CHECK(matches(got_index, want_index, what + ", indices", 0.0));
+    CHECK(matches(got_cpu, want, "cpu " + what + ", values", 0.0, /*nan_equal=*/true));
+    CHECK(matches(got_cpu_index, want_index, "cpu " + what + ", indices", 0.0));
   }
   return bytes > 0;
 }
@@ -309,7 +320,7 @@ TEST_CASE("emulated max throws over an empty reduced range", "[cuda-emulated][re
   const Reduction red{{{3, 0}, {1, 1}, "contiguous"}, {false, true}};
   std::vector<float> values(3), in(1);
   std::vector<int64_t> indices(3);
-  CHECK_THROWS_AS(cuda::extremum(true, values.data(), indices.data(), in.data(), cuda::kDTypeFloat32, red.loop(),
+  CHECK_THROWS_AS(cuda::extremum(true, values.data(), indices.data(), in.data(), ember::kernels::kDTypeFloat32, red.loop(),
                                  nullptr, 0, nullptr),
                   ember::Error);
 }

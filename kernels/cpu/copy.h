@@ -1,0 +1,28 @@
+// Copies and casts between strided layouts on the CPU, and fill.
+// defines: ember::kernels::cpu::{copy_cast, copy_strided, fill}
+//
+// The CPU twins of kernels/cuda/copy.h: the same entry points without a stream, on the calling
+// thread. Dtypes are kernels/elementwise.h's codes.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/kernels/copy.h"
+#include "ember/kernels/elementwise.h"
+
+namespace ember::kernels::cpu {
+
+// dst[i] = cast(src[i]) over `loop` (operand 0 dst, operand 1 src, strides in elements, 0 for a
+// broadcast dim). Casts as the CUDA copy does: to bool as `src != 0`, floating to an integer
+// through int64. Does nothing for an empty loop.
+void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const StridedLoop<2>& loop);
+
+// The same over two StridedLayouts of the same sizes (`numel` elements).
+void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, const void* src,
+                  const StridedLayout& src_layout, int src_dtype, int64_t numel);
+
+// Sets every element of a contiguous buffer of `numel` elements of `dtype` to `value`, converted
+// as static_cast<T>(value) does (bool: value != 0).
+void fill(void* dst, int dtype, int64_t numel, double value);
+
+}  // namespace ember::kernels::cpu

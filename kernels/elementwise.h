@@ -1,0 +1,83 @@
+// What the CPU and CUDA element-wise kernels share: the element codes, the op codes and the
+// strided loop over several operands of one shape. kernels/cpu/elementwise.h and
+// kernels/cuda/elementwise.h declare the same entry points over these.
+// defines: ember::kernels::{kDType*, dispatch_dtype, BinaryOp, UnaryOp, is_comparison,
+//          StridedLoop, coalesce, numel_of}
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "ember/common/error.h"
+
+namespace ember::kernels {
+
+// Element codes shared with core's DType: static_cast<int>(DType) gives them (checked once, by a
+// static_assert in core/ops_elementwise.cpp).
+inline constexpr int kDTypeFloat32 = 0;
+inline constexpr int kDTypeFloat64 = 1;
+inline constexpr int kDTypeInt64 = 2;
+inline constexpr int kDTypeUInt8 = 3;
+inline constexpr int kDTypeBool = 4;
+
+// Calls fn(T{}) with the C++ type computing a dtype code (bool computes as uint8: 0 or 1).
+// Throws ember::Error naming `op` for any other code. The switch runs once per call, outside
+// every element loop.
+template <class Fn>
+void dispatch_dtype(int code, const char* op, Fn&& fn) {
+  switch (code) {
+    case kDTypeFloat32: fn(float{}); break;
+    case kDTypeFloat64: fn(double{}); break;
+    case kDTypeInt64: fn(int64_t{}); break;
+    case kDTypeUInt8:
+    case kDTypeBool: fn(uint8_t{}); break;
+    default: throw Error(ember::detail::str(op, ": the kernels do not support dtype code ", code));
+  }
+}
+
+// Add computes a + alpha * b. Div and Pow need a floating compute dtype. Comparisons write bool.
+enum class BinaryOp { Add, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+
+// PowScalar computes pow(a, scalar). Exp, Log, Sqrt and PowScalar need a floating dtype.
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, PowScalar };
+
+constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+// N operands viewed over one shape; strides in elements, 0 for a broadcast dim. Operand 0 is the
+// output of every kernel that takes one.
+template <size_t N>
+struct StridedLoop {
+  std::vector<int64_t> sizes;
+  std::array<std::vector<int64_t>, N> strides;
+};
+
+// Merges adjacent dims that every operand walks contiguously with respect to each other, and
+// drops size-1 dims, so that a contiguous tensor becomes one flat run. Keeps dim order.
+template <size_t N>
+StridedLoop<N> coalesce(const StridedLoop<N>& loop) {
+  StridedLoop<N> out;
+  for (size_t d = 0; d < loop.sizes.size(); ++d) {
+    if (loop.sizes[d] == 1) continue;
+    bool merge = !out.sizes.empty();
+    for (size_t k = 0; merge && k < N; ++k) {
+      merge = out.strides[k].back() == loop.strides[k][d] * loop.sizes[d];
+    }
+    if (merge) {
+      out.sizes.back() *= loop.sizes[d];
+      for (size_t k = 0; k < N; ++k) out.strides[k].back() = loop.strides[k][d];
+    } else {
+      out.sizes.push_back(loop.sizes[d]);
+      for (size_t k = 0; k < N; ++k) out.strides[k].push_back(loop.strides[k][d]);
+    }
+  }
+  return out;
+}
+
+inline int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+}  // namespace ember::kernels
