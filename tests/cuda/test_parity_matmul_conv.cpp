@@ -202,3 +202,28 @@ TEST_CASE("gemm on CUDA with K = 0 writes zeros", "[cuda][matmul]") {
     }
   }
 }
+
+// The backward runs the kernels of the backend its forward ran: a forward under the hand-written
+// GEMM keeps it for the backward even under Backend::Vendor (which on the emulated GPUs, having no
+// cuBLAS, would throw), so the gradients are bit for bit those of an all-hand-written step.
+TEST_CASE("matmul's backward runs on the backend of its forward, whatever the backend is by then",
+          "[cuda][matmul]") {
+  const Tensor a0 = random_input({3, 7, 5}).cuda(), b0 = random_input({5, 4}).cuda();
+  auto gradients = [&](ember::Backend backward_backend) {
+    Tensor a = a0.detach().requires_grad_(), b = b0.detach().requires_grad_();
+    Tensor y;
+    {
+      ember::BackendGuard forward(ember::Backend::Handwritten);
+      y = ember::matmul(a, b);
+    }
+    ember::BackendGuard backward(backward_backend);
+    ember::sum(y).backward();
+    return std::vector<Tensor>{a.grad().cpu(), b.grad().cpu()};
+  };
+  const auto want = gradients(ember::Backend::Handwritten);
+  const auto got = gradients(ember::Backend::Vendor);
+  for (size_t i = 0; i < want.size(); ++i) {
+    INFO("gradient " << i);
+    CHECK(ember::allclose(got[i], want[i], 0.0, 0.0));
+  }
+}
