@@ -19,6 +19,7 @@
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
 #include "ember/nn/dropout.h"       // defines: ember::nn::Dropout
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
+#include "ember/nn/init.h"          // defines: ember::nn::init::kaiming_uniform_, ...
 #include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten
 #include "ember/nn/module.h"        // defines: ember::nn::Module
 #include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, MaxPool2dOptions

@@ -10,9 +10,9 @@ install(TARGETS ${EMBER_LAYER_TARGETS} EXPORT emberTargets
 
 # The public API: ember.h and every header it includes, directly or through another one (the
 # closure `g++ -MM` gives for ember.h; the install_consumer test checks that what is installed is
-# exactly that closure). Everything else stays in the source tree: kernels/, nn/functional_checks.h,
-# nn/init.h, core/cuda/stream.h and check.h (CUDA headers), common/cuda_check.h and philox.h,
-# data/idx.h, parallel/mpi_communicator.h and mpi_check.h, the emulator. A header that ember.h
+# exactly that closure). Everything else stays in the source tree: kernels/, core/kernel_context.h,
+# core/cuda/stream.h and check.h, common/cuda_check.h and philox.h, nn/functional_checks.h and
+# default_init.h, data/idx.h, parallel/mpi_communicator.h and mpi_check.h, the emulator. A header that ember.h
 # starts to reach must be added here, or the install test fails.
 set(EMBER_PUBLIC_HEADERS
   ember.h
@@ -23,7 +23,8 @@ set(EMBER_PUBLIC_HEADERS
   core/storage.h core/tensor.h core/threading.h
   core/cuda/graph.h core/cuda/runtime.h
   # nn: modules, layers, functional ops, checkpoints
-  nn/checkpoint.h nn/functional.h nn/layers.h nn/module.h
+  nn/activation.h nn/checkpoint.h nn/conv.h nn/dropout.h nn/expanding_array.h nn/functional.h nn/init.h
+  nn/linear.h nn/module.h nn/options/conv.h nn/options/pooling.h nn/pooling.h nn/sequential.h
   # optim
   optim/optimizer.h optim/sgd.h optim/step_lr.h
   # data: data sets, loader, sampler, MNIST
