@@ -14,10 +14,6 @@
 
 namespace ember::kernels::cuda {
 
-// The dtype codes under their kernels::cuda names too (tests/emulated_device spells them so).
-using kernels::kDTypeBool, kernels::kDTypeFloat32, kernels::kDTypeFloat64, kernels::kDTypeInt64,
-    kernels::kDTypeUInt8;
-
 // dst[i] = cast(src[i]) over `loop` (operand 0 dst, operand 1 src, strides in elements, 0 for a
 // broadcast dim). Casts as the CPU copy does: to bool as `src != 0`. Requires both pointers on the
 // stream's device and the loop to merge to at most kMaxDims dims (throws ember::Error naming copy_

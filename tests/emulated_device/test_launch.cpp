@@ -21,19 +21,19 @@ TEST_CASE("a kernel launched while another device is current fails, naming the k
   Tensor on1 = ember::zeros({64}, {.device = ember::Device::cuda(1)});
   ember::cuda::synchronize();
   ember::cuda::DeviceGuard wrong(0);  // the bug: no DeviceGuard(1) around a kernel on cuda:1's tensor
-  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(on1.data_ptr(), ember::kernels::cuda::kDTypeFloat32, 64, 1.0, nullptr),
+  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(on1.data_ptr(), ember::kernels::kDTypeFloat32, 64, 1.0, nullptr),
                       Catch::Contains("fill_") && Catch::Contains("runs on cuda:0 (the current device)") &&
                           Catch::Contains("points into the memory of cuda:1"));
   {
     ember::cuda::DeviceGuard right(1);
-    ember::kernels::cuda::fill(on1.data_ptr(), ember::kernels::cuda::kDTypeFloat32, 64, 1.0, nullptr);
+    ember::kernels::cuda::fill(on1.data_ptr(), ember::kernels::kDTypeFloat32, 64, 1.0, nullptr);
   }
   CHECK(ember::allclose(on1.cpu(), ember::ones({64}), 0, 0));
 }
 
 TEST_CASE("a kernel given a host pointer fails at launch") {
   std::vector<float> host(64);
-  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(host.data(), ember::kernels::cuda::kDTypeFloat32, 64, 1.0, nullptr),
+  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(host.data(), ember::kernels::kDTypeFloat32, 64, 1.0, nullptr),
                       Catch::Contains("points to host memory"));
 }
 
@@ -44,7 +44,7 @@ TEST_CASE("a kernel launched on another device's stream fails") {
     REQUIRE(cudaStreamCreateWithFlags(&on1, cudaStreamNonBlocking) == cudaSuccess);
   }
   Tensor t = ember::zeros({8}, {.device = ember::Device::cuda(0)});
-  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(t.data_ptr(), ember::kernels::cuda::kDTypeFloat32, 8, 1.0, on1),
+  REQUIRE_THROWS_WITH(ember::kernels::cuda::fill(t.data_ptr(), ember::kernels::kDTypeFloat32, 8, 1.0, on1),
                       Catch::Contains("launched on a stream of cuda:1 while cuda:0 is current"));
   cudaStreamDestroy(on1);
 }
