@@ -97,7 +97,8 @@ TEST_CASE("max_pool2d matches the CPU on CUDA, hand-written and cuDNN, with over
   };
   for (ember::DType dtype : parity::kFloatingDTypes) {
     for (const PoolCase& c : cases) {
-      const ember::Shape stride(c.options.stride.value_or(c.kernel).begin(), c.options.stride.value_or(c.kernel).end());
+      const F::ExpandingArray<2> strides = c.options.stride.value_or(c.kernel);  // one object: begin() and end() of it
+      const ember::Shape stride(strides.begin(), strides.end());
       const std::string name = "max_pool2d " + ember::shape_str(c.shape) + " k" +
                                ember::shape_str({c.kernel[0], c.kernel[1]}) + " s" + ember::shape_str(stride) + " p" +
                                ember::shape_str({c.options.padding[0], c.options.padding[1]}) + dtype_suffix(dtype);
