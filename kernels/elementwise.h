@@ -2,7 +2,7 @@
 // strided loop over several operands of one shape. kernels/cpu/elementwise.h and
 // kernels/cuda/elementwise.h declare the same entry points over these.
 // defines: ember::kernels::{kDType*, dispatch_dtype, BinaryOp, UnaryOp, is_comparison,
-//          StridedLoop, coalesce, numel_of}
+//          select_or_compare, StridedLoop, coalesce, numel_of, contiguous_strides}
 #pragma once
 
 #include <array>
@@ -44,6 +44,33 @@ enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, PowScalar };
 
 constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
+// Maximum, Minimum and the comparisons: the binary ops whose formula is the same on every device,
+// written once for the CPU and CUDA kernels (constexpr, so device code calls it too: nvcc's
+// --expt-relaxed-constexpr). Maximum / Minimum propagate NaN (x's when both are NaN); a
+// comparison gives 0 or 1.
+template <BinaryOp op, class T>
+constexpr auto select_or_compare(T x, T y) {
+  if constexpr (op == BinaryOp::Maximum || op == BinaryOp::Minimum) {
+    if (x != x) return x;  // NaN propagates (false for integers)
+    if (y != y) return y;
+    if constexpr (op == BinaryOp::Maximum) return x > y ? x : y;
+    else return x < y ? x : y;
+  } else if constexpr (op == BinaryOp::Eq) {
+    return static_cast<uint8_t>(x == y);
+  } else if constexpr (op == BinaryOp::Ne) {
+    return static_cast<uint8_t>(x != y);
+  } else if constexpr (op == BinaryOp::Lt) {
+    return static_cast<uint8_t>(x < y);
+  } else if constexpr (op == BinaryOp::Le) {
+    return static_cast<uint8_t>(x <= y);
+  } else if constexpr (op == BinaryOp::Gt) {
+    return static_cast<uint8_t>(x > y);
+  } else {
+    static_assert(op == BinaryOp::Ge, "select_or_compare: an arithmetic BinaryOp");
+    return static_cast<uint8_t>(x >= y);
+  }
+}
+
 // N operands viewed over one shape; strides in elements, 0 for a broadcast dim. Operand 0 is the
 // output of every kernel that takes one.
 template <size_t N>
@@ -78,6 +105,17 @@ inline int64_t numel_of(const std::vector<int64_t>& sizes) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   return n;
+}
+
+// Row-major strides, in elements, of a dense tensor of `sizes`.
+inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= sizes[d];
+  }
+  return strides;
 }
 
 }  // namespace ember::kernels

@@ -21,24 +21,8 @@ inline auto apply_binary(T x, T y, T alpha) {
   } else if constexpr (op == BinaryOp::Pow) {
     static_assert(std::is_floating_point_v<T>, "pow computes in a floating type");
     return std::pow(x, y);
-  } else if constexpr (op == BinaryOp::Maximum || op == BinaryOp::Minimum) {
-    if (x != x) return x;  // NaN propagates (false for integers)
-    if (y != y) return y;
-    if constexpr (op == BinaryOp::Maximum) return x > y ? x : y;
-    else return x < y ? x : y;
-  } else if constexpr (op == BinaryOp::Eq) {
-    return static_cast<uint8_t>(x == y);
-  } else if constexpr (op == BinaryOp::Ne) {
-    return static_cast<uint8_t>(x != y);
-  } else if constexpr (op == BinaryOp::Lt) {
-    return static_cast<uint8_t>(x < y);
-  } else if constexpr (op == BinaryOp::Le) {
-    return static_cast<uint8_t>(x <= y);
-  } else if constexpr (op == BinaryOp::Gt) {
-    return static_cast<uint8_t>(x > y);
   } else {
-    static_assert(op == BinaryOp::Ge, "a BinaryOp without a CPU functor");
-    return static_cast<uint8_t>(x >= y);
+    return select_or_compare<op, T>(x, y);
   }
 }
 

@@ -11,17 +11,6 @@ namespace ember::kernels::cpu {
 
 namespace {
 
-// Row-major strides of a contiguous tensor of `sizes`.
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t step = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= sizes[d];
-  }
-  return strides;
-}
-
 template <class T>
 using SumOut = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
 

@@ -27,11 +27,6 @@ __device__ __forceinline__ T add_rn(T x, T y) {
   else return static_cast<T>(x + y);
 }
 
-template <class T>
-__device__ __forceinline__ bool is_nan(T x) {
-  return x != x;  // false for integers
-}
-
 template <BinaryOp op, class T>
 __device__ __forceinline__ auto apply_binary(T x, T y, T alpha) {
   if constexpr (op == BinaryOp::Add) {
@@ -45,24 +40,8 @@ __device__ __forceinline__ auto apply_binary(T x, T y, T alpha) {
     static_assert(std::is_floating_point_v<T>, "pow computes in a floating type");
     if constexpr (std::is_same_v<T, float>) return powf(x, y);
     else return ::pow(x, y);
-  } else if constexpr (op == BinaryOp::Maximum || op == BinaryOp::Minimum) {
-    if (is_nan(x)) return x;
-    if (is_nan(y)) return y;
-    if constexpr (op == BinaryOp::Maximum) return x > y ? x : y;
-    else return x < y ? x : y;
-  } else if constexpr (op == BinaryOp::Eq) {
-    return static_cast<uint8_t>(x == y);
-  } else if constexpr (op == BinaryOp::Ne) {
-    return static_cast<uint8_t>(x != y);
-  } else if constexpr (op == BinaryOp::Lt) {
-    return static_cast<uint8_t>(x < y);
-  } else if constexpr (op == BinaryOp::Le) {
-    return static_cast<uint8_t>(x <= y);
-  } else if constexpr (op == BinaryOp::Gt) {
-    return static_cast<uint8_t>(x > y);
   } else {
-    static_assert(op == BinaryOp::Ge, "a BinaryOp without a device functor");
-    return static_cast<uint8_t>(x >= y);
+    return select_or_compare<op, T>(x, y);
   }
 }
 

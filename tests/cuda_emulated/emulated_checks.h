@@ -85,22 +85,8 @@ bool matches(const std::vector<T>& got, const std::vector<T>& want, const std::s
 // --- Strided layouts for reference loops (test_elementwise, test_copy, test_reduce) ------------
 namespace ember::test {
 
-inline int64_t numel_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
-
-// Row-major strides, in elements, of a dense tensor of `sizes`.
-inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t step = 1;
-  for (size_t d = sizes.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= sizes[d];
-  }
-  return strides;
-}
+using kernels::contiguous_strides;
+using kernels::numel_of;
 
 // Elements a buffer needs to hold every offset of (sizes, strides); at least 1.
 inline size_t storage_extent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
