@@ -2,11 +2,12 @@
 // strided loop over several operands of one shape. kernels/cpu/elementwise.h and
 // kernels/cuda/elementwise.h declare the same entry points over these.
 // defines: ember::kernels::{kDType*, dispatch_dtype, BinaryOp, UnaryOp, is_comparison,
-//          select_or_compare, StridedLoop, coalesce, numel_of, contiguous_strides}
+//          select_or_compare, negate_or_abs, StridedLoop, coalesce, numel_of, contiguous_strides}
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "ember/common/error.h"
@@ -68,6 +69,18 @@ constexpr auto select_or_compare(T x, T y) {
   } else {
     static_assert(op == BinaryOp::Ge, "select_or_compare: an arithmetic BinaryOp");
     return static_cast<uint8_t>(x >= y);
+  }
+}
+
+// Neg and Abs, the unary ops whose formula is the same on every device (as select_or_compare).
+template <UnaryOp op, class T>
+constexpr T negate_or_abs(T x) {
+  if constexpr (op == UnaryOp::Neg) {
+    return static_cast<T>(-x);
+  } else {
+    static_assert(op == UnaryOp::Abs, "negate_or_abs: a UnaryOp other than Neg and Abs");
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else return x < T(0) ? static_cast<T>(-x) : x;
   }
 }
 

@@ -55,11 +55,8 @@ void run_binary(void* out, const void* a, const void* b, const StridedLoop<3>& l
 
 template <UnaryOp op, class T>
 inline T apply_unary(T x, T scalar) {
-  if constexpr (op == UnaryOp::Neg) {
-    return static_cast<T>(-x);
-  } else if constexpr (op == UnaryOp::Abs) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return x < T(0) ? static_cast<T>(-x) : x;
+  if constexpr (op == UnaryOp::Neg || op == UnaryOp::Abs) {
+    return negate_or_abs<op, T>(x);
   } else {
     static_assert(std::is_floating_point_v<T>, "exp, log, sqrt and pow compute in a floating type");
     if constexpr (op == UnaryOp::Exp) return std::exp(x);
