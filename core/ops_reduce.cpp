@@ -71,7 +71,7 @@ Tensor sum_kernel(const Tensor& a, const Shape& dims, DType out_dtype) {
   KernelContext on(a);
   const int in_dtype = static_cast<int>(a.dtype());
   if (on.cpu()) {
-    kernels::cpu::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), in_dtype, loop, nullptr, 0);
+    kernels::cpu::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), in_dtype, loop);
   } else {
     size_t bytes = kernels::cuda::sum_workspace_bytes(loop);
     kernels::cuda::sum(out.data_ptr(), static_cast<int>(out_dtype), a.data_ptr(), in_dtype, loop,
@@ -92,7 +92,7 @@ std::tuple<Tensor, Tensor> extremum_kernel(const Tensor& a, int64_t dim, bool ta
   const int dtype = static_cast<int>(a.dtype());
   auto* pi = static_cast<int64_t*>(indices.data_ptr());
   if (on.cpu()) {
-    kernels::cpu::extremum(take_max, values.data_ptr(), pi, a.data_ptr(), dtype, loop, nullptr, 0);
+    kernels::cpu::extremum(take_max, values.data_ptr(), pi, a.data_ptr(), dtype, loop);
   } else {
     size_t bytes = kernels::cuda::extremum_workspace_bytes(loop, dtype);
     kernels::cuda::extremum(take_max, values.data_ptr(), pi, a.data_ptr(), dtype, loop,

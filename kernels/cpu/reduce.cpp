@@ -87,9 +87,7 @@ void run_extremum(T* values, int64_t* indices, const T* in, const ReduceLoop& re
 
 }  // namespace
 
-size_t sum_workspace_bytes(const ReduceLoop&) { return 0; }
-
-void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoop& loop, void*, size_t) {
+void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoop& loop) {
   dispatch_dtype(in_dtype, "sum", [&](auto tag) {
     using T = decltype(tag);
     const int expected = std::is_floating_point_v<T> ? in_dtype : kDTypeInt64;
@@ -99,10 +97,7 @@ void sum(void* out, int out_dtype, const void* in, int in_dtype, const ReduceLoo
   });
 }
 
-size_t extremum_workspace_bytes(const ReduceLoop&, int) { return 0; }
-
-void extremum(bool take_max, void* values, int64_t* indices, const void* in, int dtype, const ReduceLoop& loop,
-              void*, size_t) {
+void extremum(bool take_max, void* values, int64_t* indices, const void* in, int dtype, const ReduceLoop& loop) {
   const char* name = take_max ? "max" : "min";
   EMBER_CHECK(numel_of(loop.reduced.sizes) > 0, name, ": cannot reduce over 0 elements");
   dispatch_dtype(dtype, name, [&](auto tag) {

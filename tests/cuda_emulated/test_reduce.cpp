@@ -171,7 +171,7 @@ bool check_sum(const Reduction& red, std::mt19937_64& rng) {
             bytes ? workspace.data() : nullptr, bytes, ember::test::default_stream());
   std::vector<Out> got_cpu = poisoned<Out>(outputs);  // the CPU twin
   cpu::sum(got_cpu.data(), std::is_floating_point_v<T> ? D::code : ember::kernels::kDTypeInt64, in.data(), D::code,
-           loop, nullptr, 0);
+           loop);
   for (bool keepdim : {false, true}) {
     std::vector<Acc> acc(outputs, Acc(0));
     const Shape out_strides = red.output_strides(keepdim);
@@ -259,7 +259,7 @@ bool check_extremum(bool take_max, const Reduction& red, std::mt19937_64& rng) {
                  bytes, ember::test::default_stream());
   std::vector<T> got_cpu = poisoned<T>(outputs);  // the CPU twin
   std::vector<int64_t> got_cpu_index(outputs, -1);
-  cpu::extremum(take_max, got_cpu.data(), got_cpu_index.data(), in.data(), D::code, loop, nullptr, 0);
+  cpu::extremum(take_max, got_cpu.data(), got_cpu_index.data(), in.data(), D::code, loop);
   // The CPU's scan: elements of one output in increasing reduced index r; the first NaN stops it,
   // a strictly better value replaces the best, so the lowest index wins a tie.
   const Shape r_strides = red.reduced_index_strides();
