@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tuple>
+#include <vector>
 
 #include "ember/core/tensor.h"
 
@@ -76,6 +77,22 @@ Tensor sum_to(const Tensor& grad, const Shape& shape);
 // the batch), as torch.matmul. float32 runs on ember's packed SGEMM; inputs may be transposed
 // views without a copy.
 Tensor matmul(const Tensor& a, const Tensor& b);
+
+// Joining and splitting along a dim, as torch.cat / stack / split / chunk (core/ops_shape.cpp).
+// Any dtype, CPU or CUDA (all inputs on one device), negative dims count from the end.
+// cat: the inputs must match in every dim but `dim`; the result has their promoted dtype (the
+// gradient of each input comes back in its own dtype); 1-D tensors with no elements are skipped,
+// as PyTorch 1.13 allows. Throws naming both shapes, e.g. "cat: tensors must have the same shape
+// except in dim 1, got [2, 3, 4] and [2, 5, 5]", for an empty list, a 0-D input, mixed devices.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// stack: the inputs must have one shape; the result has a new dim `dim` (in [-ndim-1, ndim]).
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// split: views (narrow) of split_size each along `dim`, the last one smaller when the size does
+// not divide; or of the given sizes, which must sum to the dim's size. Gradients flow back.
+std::vector<Tensor> split(const Tensor& tensor, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& tensor, const std::vector<int64_t>& split_sizes, int64_t dim = 0);
+// chunk: split into `chunks` views of ceil(size / chunks) each (fewer when that covers the dim).
+std::vector<Tensor> chunk(const Tensor& tensor, int64_t chunks, int64_t dim = 0);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
