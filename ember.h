@@ -16,6 +16,7 @@
 #include "ember/data/mnist.h"       // defines: ember::data::MNIST
 #include "ember/nn/activation.h"    // defines: ember::nn::ReLU
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
+#include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
 #include "ember/nn/dropout.h"       // defines: ember::nn::Dropout
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...

@@ -15,6 +15,25 @@
 
 namespace ember::nn {
 
+// A module's hooks, each with the id its RemovableHandle names.
+struct ForwardHooks {
+  int64_t next_id = 0;
+  std::vector<std::pair<int64_t, ForwardPreHook>> pre;
+  std::vector<std::pair<int64_t, ForwardHook>> post;
+};
+
+void RemovableHandle::remove() {
+  std::shared_ptr<ForwardHooks> hooks = hooks_.lock();
+  if (!hooks) return;
+  auto drop = [this](auto& list) {
+    list.erase(std::remove_if(list.begin(), list.end(), [this](const auto& entry) { return entry.first == id_; }),
+               list.end());
+  };
+  drop(hooks->pre);
+  drop(hooks->post);
+  hooks_.reset();
+}
+
 namespace {
 
 // While Module::summary() runs a forward pass, operator() appends a row here for each layer.
@@ -45,7 +64,8 @@ Module::Module(Module&& other)
     : training_(other.training_),
       parameters_(std::move(other.parameters_)),
       buffers_(std::move(other.buffers_)),
-      owned_children_(std::move(other.owned_children_)) {
+      owned_children_(std::move(other.owned_children_)),
+      hooks_(std::move(other.hooks_)) {
   for (const auto& [name, child] : other.children_) {
     bool owned = std::any_of(owned_children_.begin(), owned_children_.end(),
                              [child = child](const std::shared_ptr<Module>& m) { return m.get() == child; });
@@ -73,9 +93,40 @@ Tensor Module::forward(const Tensor&) {
 }
 
 Tensor Module::operator()(const Tensor& input) {
-  Tensor output = forward(input);
+  if (!hooks_ || (hooks_->pre.empty() && hooks_->post.empty())) {
+    Tensor output = forward(input);
+    if (summary_rows) summary_rows->push_back({this, output.sizes()});
+    return output;
+  }
+  // Copies of the lists (and of the owning pointer): a hook may remove itself or others, or
+  // register new ones, which take effect from the next call, as in PyTorch.
+  std::shared_ptr<ForwardHooks> hooks = hooks_;
+  Tensor x = input;
+  for (auto [id, hook] : std::vector(hooks->pre)) {
+    if (std::optional<Tensor> replaced = hook(*this, x)) x = std::move(*replaced);
+  }
+  Tensor output = forward(x);
+  for (auto [id, hook] : std::vector(hooks->post)) {
+    if (std::optional<Tensor> replaced = hook(*this, x, output)) output = std::move(*replaced);
+  }
   if (summary_rows) summary_rows->push_back({this, output.sizes()});
   return output;
+}
+
+RemovableHandle Module::add_pre_hook(ForwardPreHook hook) {
+  EMBER_CHECK(hook != nullptr, "register_forward_pre_hook: the hook is empty");
+  if (!hooks_) hooks_ = std::make_shared<ForwardHooks>();
+  const int64_t id = hooks_->next_id++;
+  hooks_->pre.emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks_, id);
+}
+
+RemovableHandle Module::add_hook(ForwardHook hook) {
+  EMBER_CHECK(hook != nullptr, "register_forward_hook: the hook is empty");
+  if (!hooks_) hooks_ = std::make_shared<ForwardHooks>();
+  const int64_t id = hooks_->next_id++;
+  hooks_->post.emplace_back(id, std::move(hook));
+  return RemovableHandle(hooks_, id);
 }
 
 void Module::check_new_name(const char* what, const std::string& name) const {
@@ -152,6 +203,30 @@ std::vector<Module*> Module::children() const {
   std::vector<Module*> out;
   for (auto& [name, child] : children_) out.push_back(child);
   return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out;
+  std::set<const Module*> seen;
+  std::function<void(Module&, const std::string&)> walk = [&](Module& m, const std::string& prefix) {
+    if (!seen.insert(&m).second) return;  // a module shared in two places is listed once
+    out.emplace_back(prefix, &m);
+    for (auto& [name, child] : m.children_) walk(*child, prefix.empty() ? name : prefix + "." + name);
+  };
+  walk(*this, "");
+  return out;
+}
+
+std::vector<Module*> Module::modules() {
+  std::vector<Module*> out;
+  for (auto& [name, m] : named_modules()) out.push_back(m);
+  return out;
+}
+
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& [name, child] : children_) child->apply(fn);
+  fn(*this);
+  return *this;
 }
 
 void Module::train(bool training) {

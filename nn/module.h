@@ -11,14 +11,43 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ember/core/tensor.h"
 
 namespace ember::nn {
+
+class Module;
+
+// Note [Module hooks]: a module's forward hooks live in a list the module holds through a
+// shared_ptr; a RemovableHandle holds a weak_ptr to that list and the hook's id. So remove() is
+// idempotent, and safe after the module is gone (it then does nothing). Moving a module moves
+// its hooks with it (the list changes owner; handles keep working on the moved-to module). Hooks
+// are called with the module they are registered on; registering or removing hooks while that
+// module's forward runs on another thread is a data race, as any other change to a module.
+struct ForwardHooks;
+
+// What register_forward_hook / register_forward_pre_hook return, as PyTorch's RemovableHandle.
+class RemovableHandle {
+ public:
+  RemovableHandle() = default;  // removes nothing
+  RemovableHandle(std::weak_ptr<ForwardHooks> hooks, int64_t id) : hooks_(std::move(hooks)), id_(id) {}
+  // Unregisters the hook. Idempotent; does nothing once the module is destroyed.
+  void remove();
+
+ private:
+  std::weak_ptr<ForwardHooks> hooks_;
+  int64_t id_ = -1;
+};
+
+// A pre-hook may return a tensor to replace the input; a hook may return one to replace the output.
+using ForwardPreHook = std::function<std::optional<Tensor>(Module&, const Tensor& input)>;
+using ForwardHook = std::function<std::optional<Tensor>(Module&, const Tensor& input, const Tensor& output)>;
 
 class Module {
  public:
@@ -35,8 +64,39 @@ class Module {
   // DataParallel); a model that only declares its own `Tensor forward(Tensor)`, as DESIGN.md's
   // Net, is still usable directly and through nn::summary(model, shape).
   virtual Tensor forward(const Tensor& input);
-  // Calls forward(), recording the output shape while a summary() is being taken.
+  // Runs the forward pre-hooks (each may replace the input), forward(), then the forward hooks
+  // (each may replace the output), in registration order; records the output shape while a
+  // summary() is being taken. Sequential and user models that call their layers through
+  // operator() therefore run the layers' hooks too; calling forward() directly skips them.
   Tensor operator()(const Tensor& input);
+
+  // Registers `hook(module, input)`, run before forward(); it returns std::optional<Tensor>
+  // (a value replaces the input) or void. See Note [Module hooks].
+  template <class Hook>
+  RemovableHandle register_forward_pre_hook(Hook hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook&, Module&, const Tensor&>>) {
+      return add_pre_hook([hook = std::move(hook)](Module& m, const Tensor& in) mutable -> std::optional<Tensor> {
+        hook(m, in);
+        return std::nullopt;
+      });
+    } else {
+      return add_pre_hook(ForwardPreHook(std::move(hook)));
+    }
+  }
+  // Registers `hook(module, input, output)`, run after forward(); it returns
+  // std::optional<Tensor> (a value replaces the output) or void. See Note [Module hooks].
+  template <class Hook>
+  RemovableHandle register_forward_hook(Hook hook) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Hook&, Module&, const Tensor&, const Tensor&>>) {
+      return add_hook([hook = std::move(hook)](Module& m, const Tensor& in, const Tensor& out) mutable
+                      -> std::optional<Tensor> {
+        hook(m, in, out);
+        return std::nullopt;
+      });
+    } else {
+      return add_hook(ForwardHook(std::move(hook)));
+    }
+  }
 
   // The type's name as printed: by default the class name of the dynamic type without its
   // namespaces ("Conv2d", a user's "Net"), as libtorch prints; override to print another. And
@@ -59,6 +119,13 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<Module*> children() const;
   const std::vector<std::pair<std::string, Module*>>& named_children() const { return children_; }
+  // This module and every submodule, depth first in registration order, each once (as PyTorch):
+  // self as "", then "conv1", "block", "block.0", ...
+  std::vector<std::pair<std::string, Module*>> named_modules();
+  std::vector<Module*> modules();
+  // Calls fn on every submodule (children before their parent, as PyTorch), then on this module.
+  // E.g. model.apply([](nn::Module& m) { if (auto* l = dynamic_cast<nn::Linear*>(&m)) ... }).
+  Module& apply(const std::function<void(Module&)>& fn);
 
   void train(bool training = true);  // recursive
   void eval() { train(false); }
@@ -92,11 +159,14 @@ class Module {
 
  private:
   void check_new_name(const char* what, const std::string& name) const;
+  RemovableHandle add_pre_hook(ForwardPreHook hook);
+  RemovableHandle add_hook(ForwardHook hook);
 
   std::vector<std::pair<std::string, Tensor>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, Module*>> children_;
   std::vector<std::shared_ptr<Module>> owned_children_;
+  std::shared_ptr<ForwardHooks> hooks_;  // created by the first registration
 };
 
 std::ostream& operator<<(std::ostream& out, const Module& module);
