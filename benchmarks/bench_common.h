@@ -98,6 +98,7 @@ bool quick();
 
 void register_ceiling_cases();
 void register_op_cases();
+void register_shape_cases(const Target& target);  // bench_ops_shape.cpp: cat
 void register_network_cases();
 
 }  // namespace ember::bench

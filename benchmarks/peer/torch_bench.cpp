@@ -144,5 +144,23 @@ int main(int argc, char** argv) {
     F::cross_entropy(logits, labels).backward();
     logits.mutable_grad() = torch::Tensor();
   }, min_time / 4), "us");
+  {
+    torch::Tensor a = torch::randn({32, 64, 28, 28}), b = torch::randn({32, 64, 28, 28});
+    print("cat/resnet/forward", threads, 1e6 * timed([&] { torch::cat({a, b}, 1); }, min_time / 4), "us");
+    torch::Tensor ag = a.clone().requires_grad_(), bg = b.clone().requires_grad_();
+    torch::Tensor dy = torch::randn({32, 128, 28, 28});
+    double total = 0;
+    int64_t n = 0;
+    while (total < min_time / 4 || n < 2) {  // backward alone, as ember-bench times it
+      ag.mutable_grad() = torch::Tensor();
+      bg.mutable_grad() = torch::Tensor();
+      torch::Tensor y = torch::cat({ag, bg}, 1);
+      const auto t0 = std::chrono::steady_clock::now();
+      y.backward(dy);
+      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++n;
+    }
+    print("cat/resnet/backward", threads, 1e6 * total / double(n), "us");
+  }
   return 0;
 }

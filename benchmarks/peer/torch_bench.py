@@ -137,6 +137,15 @@ def op_cases(b):
         logits.grad = None
         F.cross_entropy(logits, target).backward()
     out["cross_entropy/64x10/train"] = b.timed(ce_train, t)
+    ca, cb = b.randn(32, 64, 28, 28), b.randn(32, 64, 28, 28)
+    out["cat/resnet/forward"] = b.timed(lambda: torch.cat([ca, cb], 1), t)
+    cag, cbg = ca.clone().requires_grad_(), cb.clone().requires_grad_()
+    cdy = b.randn(32, 128, 28, 28)
+
+    def fwd_cat():
+        cag.grad, cbg.grad = None, None
+        return torch.cat([cag, cbg], 1)
+    out["cat/resnet/backward"] = b.backward_only(fwd_cat, cdy, t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 
