@@ -99,5 +99,7 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_network_cases();
+// benchmarks/bench_ops_activation.cpp: sigmoid, tanh, gelu, silu, hardswish (called by register_op_cases).
+void register_activation_cases(const Target& target);
 
 }  // namespace ember::bench
