@@ -41,7 +41,9 @@ const std::vector<Activation>& activations() {
 }
 
 // random_input scaled to [-4, 4]-ish, so that hardswish's and the saturating ops' ranges are hit.
-Tensor wide_input(const Shape& shape, ember::DType dtype) { return ember::mul(parity::random_input(shape, dtype), 4.0); }
+Tensor wide_input(const Shape& shape, ember::DType dtype) {
+  return ember::mul(parity::random_input(shape, dtype), 4.0);
+}
 
 }  // namespace
 
