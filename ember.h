@@ -14,7 +14,7 @@
 #include "ember/core/threading.h"   // defines: ember::set_num_threads
 #include "ember/data/dataloader.h"  // defines: ember::data::DataLoader
 #include "ember/data/mnist.h"       // defines: ember::data::MNIST
-#include "ember/nn/activation.h"    // defines: ember::nn::ReLU
+#include "ember/nn/activation.h"    // defines: ember::nn::ReLU, Sigmoid, Tanh, GELU, SiLU, LeakyReLU, ELU, Hardswish
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
 #include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions

@@ -238,6 +238,7 @@ void register_op_cases() {
     register_pool_relu(target);
     register_linear_loss_sgd(target);
     register_shape_cases(target);
+    register_activation_cases(target);
   }
 }
 

@@ -1,5 +1,5 @@
 // Tensor arithmetic on the CPU and on CUDA (the same checks and errors on both), all differentiable.
-// defines: add sub mul div neg exp log sqrt pow abs, eq ne lt le gt ge, where, sum mean max min
+// defines: add sub mul div neg exp log sqrt pow abs erf tanh sigmoid, eq ne lt le gt ge, where, sum mean max min
 //          argmax argmin, matmul, sum_to, broadcast_shapes, operators, ember::detail::wrap_dim
 //
 // Binary ops broadcast as NumPy and PyTorch do (sizes align from the right; a size-1 dim
@@ -41,6 +41,10 @@ Tensor exp(const Tensor& a);
 Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor abs(const Tensor& a);
+// erf, tanh and sigmoid (1 / (1 + exp(-a))) element-wise in a floating dtype, as torch.erf etc.
+Tensor erf(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
 
 // Comparisons return bool tensors and record no gradient.
 Tensor eq(const Tensor& a, const Tensor& b);

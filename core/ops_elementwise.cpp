@@ -290,6 +290,43 @@ Tensor abs(const Tensor& a) {
   return out;
 }
 
+Tensor erf(const Tensor& a) {
+  Tensor out = unary_op("erf", a, floating_result(a.dtype()), UnaryOp::Erf);
+  if (autograd::needs_grad({a})) {
+    SavedTensor saved_a(a);
+    autograd::record("erf", {a}, {&out}, [=](const std::vector<Tensor>& g) {
+      // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2)
+      Tensor x = saved_a.unpack("erf");
+      return std::vector<Tensor>{mul(g[0], mul(exp(neg(mul(x, x))), 1.12837916709551257390))};
+    });
+  }
+  return out;
+}
+
+Tensor tanh(const Tensor& a) {
+  Tensor out = unary_op("tanh", a, floating_result(a.dtype()), UnaryOp::Tanh);
+  if (autograd::needs_grad({a})) {
+    SavedTensor saved_out(out);
+    autograd::record("tanh", {a}, {&out}, [=](const std::vector<Tensor>& g) {
+      Tensor y = saved_out.unpack("tanh");  // d tanh / dx = 1 - y^2, from the output as PyTorch
+      return std::vector<Tensor>{mul(g[0], sub(ones_like(y), mul(y, y)))};
+    });
+  }
+  return out;
+}
+
+Tensor sigmoid(const Tensor& a) {
+  Tensor out = unary_op("sigmoid", a, floating_result(a.dtype()), UnaryOp::Sigmoid);
+  if (autograd::needs_grad({a})) {
+    SavedTensor saved_out(out);
+    autograd::record("sigmoid", {a}, {&out}, [=](const std::vector<Tensor>& g) {
+      Tensor y = saved_out.unpack("sigmoid");  // d sigmoid / dx = y (1 - y)
+      return std::vector<Tensor>{mul(g[0], mul(y, sub(ones_like(y), y)))};
+    });
+  }
+  return out;
+}
+
 // --- Comparisons and where -----------------------------------------------------------------
 
 #define EMBER_COMPARISON(name, code)                                           \

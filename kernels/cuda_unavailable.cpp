@@ -39,6 +39,12 @@ void relu_forward(const T*, T*, int64_t, Stream) { cuda_not_built("relu"); }
 template <class T>
 void relu_backward(const T*, const T*, T*, int64_t, Stream) { cuda_not_built("relu"); }
 template <class T>
+void activation_forward(Activation op, double, const T*, T*, int64_t, Stream) { cuda_not_built(activation_name(op)); }
+template <class T>
+void activation_backward(Activation op, double, const T*, const T*, T*, int64_t, Stream) {
+  cuda_not_built(activation_name(op));
+}
+template <class T>
 void dropout_forward(const T*, T*, uint8_t*, int64_t, double, uint64_t, uint64_t, Stream) { cuda_not_built("dropout"); }
 template <class T>
 void dropout_backward(const T*, const uint8_t*, T*, int64_t, double, Stream) { cuda_not_built("dropout"); }
@@ -121,6 +127,8 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
 #define EMBER_INSTANTIATE(T)                                                                                    \
   template void relu_forward<T>(const T*, T*, int64_t, Stream);                                                 \
   template void relu_backward<T>(const T*, const T*, T*, int64_t, Stream);                                      \
+  template void activation_forward<T>(Activation, double, const T*, T*, int64_t, Stream);                       \
+  template void activation_backward<T>(Activation, double, const T*, const T*, T*, int64_t, Stream);            \
   template void dropout_forward<T>(const T*, T*, uint8_t*, int64_t, double, uint64_t, uint64_t, Stream);        \
   template void dropout_backward<T>(const T*, const uint8_t*, T*, int64_t, double, Stream);                     \
   template void conv2d_forward<T>(const T*, const T*, const T*, T*, const Conv2dShape&, Stream);                \

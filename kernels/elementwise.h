@@ -40,8 +40,9 @@ void dispatch_dtype(int code, const char* op, Fn&& fn) {
 // Add computes a + alpha * b. Div and Pow need a floating compute dtype. Comparisons write bool.
 enum class BinaryOp { Add, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
 
-// PowScalar computes pow(a, scalar). Exp, Log, Sqrt and PowScalar need a floating dtype.
-enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, PowScalar };
+// PowScalar computes pow(a, scalar); Sigmoid 1 / (1 + exp(-a)). All but Neg and Abs need a
+// floating dtype.
+enum class UnaryOp { Neg, Exp, Log, Sqrt, Abs, PowScalar, Erf, Tanh, Sigmoid };
 
 constexpr bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 

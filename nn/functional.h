@@ -1,5 +1,6 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
-// defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
+// defines: ember::nn::functional::{conv2d, max_pool2d, relu, sigmoid, tanh, gelu, silu, leaky_relu,
+//          elu, hardswish, GELUOptions, linear, flatten, dropout,
 //          log_softmax, nll_loss, cross_entropy, mse_loss}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
@@ -7,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "ember/core/tensor.h"
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
@@ -28,6 +30,26 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor max_pool2d(const Tensor& input, ExpandingArray<2> kernel_size, const MaxPool2dOptions& options = {});
 
 Tensor relu(const Tensor& input);
+
+// torch.nn.functional.gelu's approximate: "none" (the exact erf form) or "tanh".
+struct GELUOptions {
+  std::string approximate = "none";
+};
+
+// 1 / (1 + exp(-x)) element-wise, as torch.sigmoid; backward from the output.
+Tensor sigmoid(const Tensor& input);
+// tanh(x) element-wise, as torch.tanh; backward from the output.
+Tensor tanh(const Tensor& input);
+// x/2 (1 + erf(x/sqrt 2)), or with approximate="tanh" x/2 (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))), as F.gelu.
+Tensor gelu(const Tensor& input, const GELUOptions& options = {});
+// x * sigmoid(x) element-wise, as F.silu.
+Tensor silu(const Tensor& input);
+// x > 0 ? x : negative_slope * x, as F.leaky_relu.
+Tensor leaky_relu(const Tensor& input, double negative_slope = 0.01);
+// x > 0 ? x : alpha * (exp(x) - 1), as F.elu.
+Tensor elu(const Tensor& input, double alpha = 1.0);
+// x * relu6(x + 3) / 6, as F.hardswish.
+Tensor hardswish(const Tensor& input);
 
 // input [*, in], weight [out, in], bias [out] or undefined -> [*, out] = input·weightᵀ + bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());

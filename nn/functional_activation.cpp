@@ -1,4 +1,5 @@
-// relu, dropout and flatten: checks, one dispatch to kernels/ per direction, backward nodes.
+// relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, hardswish, dropout and flatten: checks, one
+// dispatch to kernels/ per direction, backward nodes.
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/kernel_context.h"
@@ -11,9 +12,80 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/functional_checks.h"
 
+#include <cmath>
+#include <string>
+
 namespace ember::nn::functional {
 
 using autograd::SavedTensor;
+
+namespace {
+
+// The activations of kernels/activation.h: one fused kernel each way. The backward reads the
+// output (sigmoid, tanh) or the input (the others), as PyTorch's backward formulas do.
+Tensor activation(kernels::Activation op, double param, const Tensor& input) {
+  const char* name = kernels::activation_name(op);
+  detail::check_defined(input, name, "input");
+  detail::check_floating(input, name, "input");
+  Tensor x = input.detach().contiguous();
+  Tensor out = empty_like(x);
+  KernelContext on(x);
+  visit_floating(x.dtype(), name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (on.cpu()) {
+      kernels::cpu::activation_forward<T>(op, param, x.data<T>(), out.data<T>(), x.numel());
+    } else {
+      kernels::cuda::activation_forward<T>(op, param, x.data<T>(), out.data<T>(), x.numel(), on.stream());
+    }
+  });
+  if (autograd::needs_grad({input})) {
+    SavedTensor saved(kernels::backward_reads_output(op) ? out : input);
+    autograd::record(name, {input}, {&out}, [=, backend = on.backend()](const std::vector<Tensor>& g) {
+      Tensor s = saved.unpack(name).detach().contiguous();
+      Tensor dy = g[0].contiguous();
+      Tensor dx = empty_like(s);
+      KernelContext on(s, backend);
+      visit_floating(s.dtype(), name, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (on.cpu()) {
+          kernels::cpu::activation_backward<T>(op, param, dy.data<T>(), s.data<T>(), dx.data<T>(), s.numel());
+        } else {
+          kernels::cuda::activation_backward<T>(op, param, dy.data<T>(), s.data<T>(), dx.data<T>(), s.numel(),
+                                                on.stream());
+        }
+      });
+      return std::vector<Tensor>{dx};
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor sigmoid(const Tensor& input) { return activation(kernels::Activation::Sigmoid, 0.0, input); }
+
+Tensor tanh(const Tensor& input) { return activation(kernels::Activation::Tanh, 0.0, input); }
+
+Tensor gelu(const Tensor& input, const GELUOptions& options) {
+  EMBER_CHECK(options.approximate == "none" || options.approximate == "tanh",
+              "gelu: approximate must be \"none\" or \"tanh\", got \"", options.approximate, "\"");
+  const bool tanh_form = options.approximate == "tanh";
+  return activation(tanh_form ? kernels::Activation::GeluTanh : kernels::Activation::Gelu, 0.0, input);
+}
+
+Tensor silu(const Tensor& input) { return activation(kernels::Activation::Silu, 0.0, input); }
+
+Tensor leaky_relu(const Tensor& input, double negative_slope) {
+  EMBER_CHECK(std::isfinite(negative_slope), "leaky_relu: expected a finite negative_slope, got ", negative_slope);
+  return activation(kernels::Activation::LeakyRelu, negative_slope, input);
+}
+
+Tensor elu(const Tensor& input, double alpha) {
+  EMBER_CHECK(std::isfinite(alpha), "elu: expected a finite alpha, got ", alpha);
+  return activation(kernels::Activation::Elu, alpha, input);
+}
+
+Tensor hardswish(const Tensor& input) { return activation(kernels::Activation::Hardswish, 0.0, input); }
 
 
 Tensor relu(const Tensor& input) {

@@ -23,6 +23,8 @@ OPS.update({f"max_pool2d/{p}/{d}": "us" for p in ("pool1", "pool2") for d in ("f
 OPS.update({"relu/act1/forward": "us", "linear/fc/forward": "us", "linear/fc/train": "us",
             "cross_entropy/64x10/train": "us"})
 OPS.update({f"cat/resnet/{d}": "us" for d in ("forward", "backward")})
+OPS.update({f"{op}/{shape}/{d}": "us" for op in ("sigmoid", "tanh", "gelu", "silu", "hardswish")
+            for shape in ("act", "act_mobilenet") for d in ("forward", "backward")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

@@ -162,5 +162,32 @@ int main(int argc, char** argv) {
     }
     print("cat/resnet/backward", threads, 1e6 * total / double(n), "us");
   }
+  // The activation cases of benchmarks/bench_ops_activation.cpp: forward, and backward alone.
+  const std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>> activations[] = {
+      {"sigmoid", [](const torch::Tensor& t) { return torch::sigmoid(t); }},
+      {"tanh", [](const torch::Tensor& t) { return torch::tanh(t); }},
+      {"gelu", [](const torch::Tensor& t) { return F::gelu(t); }},
+      {"silu", [](const torch::Tensor& t) { return F::silu(t); }},
+      {"hardswish", [](const torch::Tensor& t) { return torch::hardswish(t); }}};
+  for (auto [shape_name, shape] : {std::pair<const char*, std::vector<int64_t>>{"act", {128, 16, 28, 28}},
+                                   std::pair<const char*, std::vector<int64_t>>{"act_mobilenet", {32, 144, 28, 28}}}) {
+    torch::Tensor x = torch::randn(shape), dy = torch::randn(shape);
+    torch::Tensor xg = x.clone().requires_grad_();
+    for (const auto& [op_name, op] : activations) {
+      const std::string base = std::string(op_name) + "/" + shape_name;
+      print(base + "/forward", threads, 1e6 * timed([&] { op(x); }, min_time / 4), "us");
+      double total = 0;
+      int64_t n = 0;
+      while (total < min_time / 4 || n < 2) {
+        xg.mutable_grad() = torch::Tensor();
+        torch::Tensor y = op(xg);
+        const auto t0 = std::chrono::steady_clock::now();
+        y.backward(dy);
+        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++n;
+      }
+      print(base + "/backward", threads, 1e6 * total / double(n), "us");
+    }
+  }
   return 0;
 }

@@ -146,6 +146,18 @@ def op_cases(b):
         cag.grad, cbg.grad = None, None
         return torch.cat([cag, cbg], 1)
     out["cat/resnet/backward"] = b.backward_only(fwd_cat, cdy, t)
+    activations = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "gelu": F.gelu, "silu": F.silu,
+                   "hardswish": F.hardswish}
+    for shape_name, shape in {"act": (128, 16, 28, 28), "act_mobilenet": (32, 144, 28, 28)}.items():
+        x, dy = b.randn(*shape), b.randn(*shape)
+        xg = x.clone().requires_grad_()
+        for op_name, op in activations.items():
+            out[f"{op_name}/{shape_name}/forward"] = b.timed(lambda: op(x), t)
+
+            def fwd_act():
+                xg.grad = None
+                return op(xg)
+            out[f"{op_name}/{shape_name}/backward"] = b.backward_only(fwd_act, dy, t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 

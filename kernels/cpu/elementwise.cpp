@@ -62,6 +62,9 @@ inline T apply_unary(T x, T scalar) {
     if constexpr (op == UnaryOp::Exp) return std::exp(x);
     else if constexpr (op == UnaryOp::Log) return std::log(x);
     else if constexpr (op == UnaryOp::Sqrt) return std::sqrt(x);
+    else if constexpr (op == UnaryOp::Erf) return std::erf(x);
+    else if constexpr (op == UnaryOp::Tanh) return std::tanh(x);
+    else if constexpr (op == UnaryOp::Sigmoid) return T(1) / (T(1) + std::exp(-x));
     else return std::pow(x, scalar);
   }
 }
@@ -127,7 +130,13 @@ void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>
       case UnaryOp::Log:
       case UnaryOp::Sqrt:
       case UnaryOp::PowScalar:
+      case UnaryOp::Erf:
+      case UnaryOp::Tanh:
+      case UnaryOp::Sigmoid:
         if constexpr (std::is_floating_point_v<T>) {
+          if (op == UnaryOp::Erf) return run_unary<UnaryOp::Erf, T>(out, a, loop, scalar);
+          if (op == UnaryOp::Tanh) return run_unary<UnaryOp::Tanh, T>(out, a, loop, scalar);
+          if (op == UnaryOp::Sigmoid) return run_unary<UnaryOp::Sigmoid, T>(out, a, loop, scalar);
           if (op == UnaryOp::Exp) return run_unary<UnaryOp::Exp, T>(out, a, loop, scalar);
           if (op == UnaryOp::Log) return run_unary<UnaryOp::Log, T>(out, a, loop, scalar);
           if (op == UnaryOp::Sqrt) return run_unary<UnaryOp::Sqrt, T>(out, a, loop, scalar);

@@ -65,11 +65,17 @@ __device__ __forceinline__ T apply_unary(T x, T scalar) {
       if constexpr (op == UnaryOp::Exp) return expf(x);
       else if constexpr (op == UnaryOp::Log) return logf(x);
       else if constexpr (op == UnaryOp::Sqrt) return sqrtf(x);
+      else if constexpr (op == UnaryOp::Erf) return erff(x);
+      else if constexpr (op == UnaryOp::Tanh) return tanhf(x);
+      else if constexpr (op == UnaryOp::Sigmoid) return 1.0f / (1.0f + expf(-x));
       else return powf(x, scalar);
     } else {
       if constexpr (op == UnaryOp::Exp) return ::exp(x);
       else if constexpr (op == UnaryOp::Log) return ::log(x);
       else if constexpr (op == UnaryOp::Sqrt) return ::sqrt(x);
+      else if constexpr (op == UnaryOp::Erf) return ::erf(x);
+      else if constexpr (op == UnaryOp::Tanh) return ::tanh(x);
+      else if constexpr (op == UnaryOp::Sigmoid) return 1.0 / (1.0 + ::exp(-x));
       else return ::pow(x, scalar);
     }
   }
@@ -152,7 +158,13 @@ void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>
       case UnaryOp::Log:
       case UnaryOp::Sqrt:
       case UnaryOp::PowScalar:
+      case UnaryOp::Erf:
+      case UnaryOp::Tanh:
+      case UnaryOp::Sigmoid:
         if constexpr (std::is_floating_point_v<T>) {
+          if (op == UnaryOp::Erf) return launch_unary<UnaryOp::Erf, T>(out, a, loop, scalar, stream, name);
+          if (op == UnaryOp::Tanh) return launch_unary<UnaryOp::Tanh, T>(out, a, loop, scalar, stream, name);
+          if (op == UnaryOp::Sigmoid) return launch_unary<UnaryOp::Sigmoid, T>(out, a, loop, scalar, stream, name);
           if (op == UnaryOp::Exp) return launch_unary<UnaryOp::Exp, T>(out, a, loop, scalar, stream, name);
           if (op == UnaryOp::Log) return launch_unary<UnaryOp::Log, T>(out, a, loop, scalar, stream, name);
           if (op == UnaryOp::Sqrt) return launch_unary<UnaryOp::Sqrt, T>(out, a, loop, scalar, stream, name);

@@ -260,7 +260,7 @@ TEMPLATE_TEST_CASE("emulated binary ops match the reference for every op and dty
 namespace {
 
 const char* op_name(UnaryOp op) {
-  static const char* names[] = {"neg", "exp", "log", "sqrt", "abs", "pow"};
+  static const char* names[] = {"neg", "exp", "log", "sqrt", "abs", "pow", "erf", "tanh", "sigmoid"};
   return names[static_cast<int>(op)];
 }
 
@@ -277,6 +277,9 @@ T reference_unary(UnaryOp op, T x, double scalar) {
       case UnaryOp::Log: return std::log(x);
       case UnaryOp::Sqrt: return std::sqrt(x);
       case UnaryOp::PowScalar: return std::pow(x, static_cast<T>(scalar));
+      case UnaryOp::Erf: return std::erf(x);
+      case UnaryOp::Tanh: return std::tanh(x);
+      case UnaryOp::Sigmoid: return T(1) / (T(1) + std::exp(-x));
       default: break;
     }
   }
@@ -296,6 +299,9 @@ std::vector<typename D::type> unary_input(UnaryOp op, size_t n, std::mt19937_64&
       case UnaryOp::Log: return uniform<T>(n, rng, 0.01, 10);
       case UnaryOp::Sqrt: return uniform<T>(n, rng, 0, 10);
       case UnaryOp::PowScalar: return uniform<T>(n, rng, 0.25, 4);
+      case UnaryOp::Erf:
+      case UnaryOp::Tanh:
+      case UnaryOp::Sigmoid: return uniform<T>(n, rng, -6, 6);
       default: return uniform<T>(n, rng, -2, 2);
     }
   }
@@ -343,7 +349,10 @@ TEMPLATE_TEST_CASE("emulated unary ops match the reference for every op and dtyp
                            {UnaryOp::PowScalar, 2.0},
                            {UnaryOp::PowScalar, 0.5},
                            {UnaryOp::PowScalar, -1.5},
-                           {UnaryOp::PowScalar, 3.0}});
+                           {UnaryOp::PowScalar, 3.0},
+                           {UnaryOp::Erf, 0.0},
+                           {UnaryOp::Tanh, 0.0},
+                           {UnaryOp::Sigmoid, 0.0}});
   }
   for (auto [op, scalar] : ops) {
     for (const Shape& sizes : shapes()) {
