@@ -1,6 +1,6 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
-//          log_softmax, nll_loss, cross_entropy, mse_loss}, Reduction
+//          log_softmax, softmax, nll_loss, cross_entropy, mse_loss}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -10,13 +10,17 @@
 
 #include "ember/core/tensor.h"
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
+#include "ember/nn/options/loss.h"     // defines: Reduction, NllLossOptions, CrossEntropyOptions
 #include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions
 
 namespace ember::nn::functional {
 
 using nn::Conv2dOptions;
+using nn::CrossEntropyOptions;
 using nn::ExpandingArray;
 using nn::MaxPool2dOptions;
+using nn::NllLossOptions;
+using nn::Reduction;
 
 // x [N, C, H, W], weight [K, C, kH, kW], bias [K] or undefined -> [N, K, P, Q], as PyTorch's
 // F.conv2d(input, weight, bias, stride, padding, dilation). options.bias is not read.
@@ -38,15 +42,20 @@ Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1)
 // the identity otherwise. Draws from the default generator (seeded by ember::manual_seed).
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 
-// Over dim 1 of a 2-D input [N, classes].
+// log(softmax(input)) over `dim` (negative counts from the end) of an input of any rank, as
+// PyTorch's F.log_softmax(input, dim).
 Tensor log_softmax(const Tensor& input, int64_t dim = 1);
+// exp(x - max) / sum exp(x - max) over `dim` of an input of any rank, as PyTorch's F.softmax.
+Tensor softmax(const Tensor& input, int64_t dim);
 
-enum class Reduction { None, Mean, Sum };
-
-// log_probs [N, classes], target int64 [N] with labels in [0, classes).
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean);
-// logits [N, classes], target int64 [N]: log_softmax + nll_loss, fused.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean);
+// log_probs [N, C] or [N, C, d1, ...], target int64 [N] or [N, d1, ...] with labels in [0, C) or
+// equal to options.ignore_index: -weight[t] * log_probs[t], reduced, as PyTorch's F.nll_loss.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options = {});
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction);
+// logits as nll_loss's log_probs: log_softmax over dim 1 + nll_loss with label smoothing, fused,
+// as PyTorch's F.cross_entropy with class-index targets.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 
 }  // namespace ember::nn::functional
