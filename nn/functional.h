@@ -1,6 +1,7 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
-//          log_softmax, softmax, nll_loss, cross_entropy, mse_loss}, Reduction
+//          log_softmax, softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss,
+//          huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits, kl_div}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -15,6 +16,8 @@
 
 namespace ember::nn::functional {
 
+using nn::BceOptions;
+using nn::BceWithLogitsOptions;
 using nn::Conv2dOptions;
 using nn::CrossEntropyOptions;
 using nn::ExpandingArray;
@@ -57,5 +60,24 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
+// The element-wise losses (input and target of one shape and dtype), composed from core's ops:
+// |x - t|, as PyTorch's F.l1_loss.
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = x - t), as F.smooth_l1_loss; beta >= 0.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0);
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), as F.huber_loss; delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
+// -w (t log p + (1 - t) log(1 - p)) on probabilities p, each log clamped at -100, as F.binary_cross_entropy.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BceOptions& options = {});
+// binary_cross_entropy(sigmoid(x), t) computed stably from the logits x, with pos_weight, as
+// F.binary_cross_entropy_with_logits.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BceWithLogitsOptions& options = {});
+// t (log t - x) (0 where t == 0), or with log_target exp(t) (t - x), on log-probabilities x, as
+// F.kl_div; Reduction::Mean averages over every element (PyTorch's "mean", not "batchmean").
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean, bool log_target = false);
 
 }  // namespace ember::nn::functional

@@ -63,6 +63,19 @@ def class_case(name, op, shape, weight=False, ignore_index=-100, ignore_hits=0, 
         write_safetensors(os.path.join(OUT, f"loss_{name}_{reduction}.safetensors"), tensors)
 
 
+def pointwise_case(name, fn, x, target, **tensors):
+    """An element-wise loss fn(x, target, reduction=...) with extra tensor arguments, one file per
+    reduction: its value and the input's gradient."""
+    for reduction in REDUCTIONS:
+        xg = x.clone().requires_grad_(True)
+        loss = fn(xg, target, reduction=reduction, **tensors)
+        upstream, (dx,) = grads_of(loss, [xg])
+        out = {"input": xg, "target": target, "loss": loss.reshape(-1) if loss.dim() == 0 else loss,
+               "upstream": upstream, "dinput": dx}
+        out.update({k: v for k, v in tensors.items() if isinstance(v, torch.Tensor)})
+        write_safetensors(os.path.join(OUT, f"loss_{name}_{reduction}.safetensors"), out)
+
+
 def main():
     torch.manual_seed(17)
     os.makedirs(OUT, exist_ok=True)
@@ -79,6 +92,21 @@ def main():
     class_case("ce_pixel", "ce", (2, 5, 3, 4), weight=True, ignore_index=1, ignore_hits=4, label_smoothing=0.2)
     class_case("nll_all", "nll", (16, 7), weight=True, ignore_index=0, ignore_hits=3)
     class_case("nll_pixel", "nll", (2, 5, 3, 4), weight=True, ignore_hits=4)
+    # The element-wise losses (drawn after the cases above, so their values do not change).
+    f64 = torch.float64
+    x, t = torch.randn(4, 5, dtype=f64) * 2, torch.randn(4, 5, dtype=f64) * 2
+    pointwise_case("l1", F.l1_loss, x, t)
+    pointwise_case("smooth_l1", F.smooth_l1_loss, x, t, beta=0.7)
+    pointwise_case("huber", F.huber_loss, x, t, delta=1.5)
+    p, y = torch.rand(4, 5, dtype=f64) * 0.9 + 0.05, torch.rand(4, 5, dtype=f64)
+    pointwise_case("bce", F.binary_cross_entropy, p, y, weight=torch.rand(5, dtype=f64) + 0.5)
+    pointwise_case("bce_logits", F.binary_cross_entropy_with_logits, x * 2, y, weight=torch.rand(5, dtype=f64) + 0.5,
+                   pos_weight=torch.rand(5, dtype=f64) * 3)
+    logp = F.log_softmax(torch.randn(4, 5, dtype=f64), dim=1)
+    q = F.softmax(torch.randn(4, 5, dtype=f64), dim=1)
+    q[0, 1] = 0.0  # a zero target: xlogy's 0
+    pointwise_case("kl_div", F.kl_div, logp, q)
+    pointwise_case("kl_div_log_target", F.kl_div, logp, torch.log(q + 0.01), log_target=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 // The options of the classification losses, for the layers nn::CrossEntropyLoss and nn::NLLLoss
 // and the ops nn::functional::cross_entropy and nll_loss; the reduction every loss takes.
-// defines: ember::nn::Reduction, NllLossOptions, CrossEntropyOptions
+// defines: ember::nn::Reduction, NllLossOptions, CrossEntropyOptions, BceOptions, BceWithLogitsOptions
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,20 @@ struct CrossEntropyOptions {
   Tensor weight;                 // [C], as NllLossOptions::weight
   int64_t ignore_index = -100;   // as NllLossOptions::ignore_index
   double label_smoothing = 0.0;  // in [0, 1]: the target mixed with the uniform distribution
+  Reduction reduction = Reduction::Mean;
+};
+
+// PyTorch's F.binary_cross_entropy(input, target, weight, reduction="mean").
+struct BceOptions {
+  Tensor weight;  // broadcast against the input (the input's dtype and device); undefined: 1
+  Reduction reduction = Reduction::Mean;
+};
+
+// PyTorch's F.binary_cross_entropy_with_logits(input, target, weight, reduction="mean",
+// pos_weight): {.pos_weight = p} weighs the positive term of each class ([C] over the last dim).
+struct BceWithLogitsOptions {
+  Tensor weight;      // broadcast against the input; undefined: 1
+  Tensor pos_weight;  // broadcast against the input; undefined: 1
   Reduction reduction = Reduction::Mean;
 };
 

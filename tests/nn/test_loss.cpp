@@ -304,3 +304,86 @@ TEST_CASE("softmax, nll_loss and cross_entropy reject bad arguments with message
   CHECK_THROWS_WITH(F::softmax(ember::zeros({3}, {.dtype = ember::kInt64}), 0),
                     Catch::Contains("softmax: input must be float32 or float64, got int64"));
 }
+
+// The composed element-wise losses: the fixture files hold input, target, the optional weight and
+// pos_weight, the loss per reduction and the input's gradient.
+TEST_CASE("l1, smooth_l1, huber, binary_cross_entropy (with logits) and kl_div match PyTorch") {
+  using Loss = std::function<Tensor(const Tensor&, const Tensor&, const std::map<std::string, Tensor>&, F::Reduction)>;
+  auto opt = [](const std::map<std::string, Tensor>& f, const char* key, ember::DType dtype) {
+    return f.count(key) ? f.at(key).to(dtype) : Tensor();
+  };
+  const std::vector<std::pair<std::string, Loss>> cases{
+      {"l1", [](const Tensor& x, const Tensor& t, const auto&, F::Reduction r) { return F::l1_loss(x, t, r); }},
+      {"smooth_l1", [](const Tensor& x, const Tensor& t, const auto&, F::Reduction r) {
+         return F::smooth_l1_loss(x, t, r, 0.7);
+       }},
+      {"huber", [](const Tensor& x, const Tensor& t, const auto&, F::Reduction r) { return F::huber_loss(x, t, r, 1.5); }},
+      {"bce", [&](const Tensor& x, const Tensor& t, const auto& f, F::Reduction r) {
+         return F::binary_cross_entropy(x, t, {.weight = opt(f, "weight", x.dtype()), .reduction = r});
+       }},
+      {"bce_logits", [&](const Tensor& x, const Tensor& t, const auto& f, F::Reduction r) {
+         return F::binary_cross_entropy_with_logits(
+             x, t, {.weight = opt(f, "weight", x.dtype()), .pos_weight = opt(f, "pos_weight", x.dtype()), .reduction = r});
+       }},
+      {"kl_div", [](const Tensor& x, const Tensor& t, const auto&, F::Reduction r) { return F::kl_div(x, t, r); }},
+      {"kl_div_log_target", [](const Tensor& x, const Tensor& t, const auto&, F::Reduction r) {
+         return F::kl_div(x, t, r, /*log_target=*/true);
+       }}};
+  for (const auto& [name, loss_fn] : cases) {
+    for (F::Reduction r : {F::Reduction::None, F::Reduction::Mean, F::Reduction::Sum}) {
+      auto f = fixture(name + "_" + reduction_name(r));
+      for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
+        const std::string what = name + " " + reduction_name(r) + suffix(dtype);
+        Tensor x = leaf(f.at("input"), dtype);
+        Tensor loss = loss_fn(x, f.at("target").to(dtype), f, r);
+        require_close(loss.dim() == 0 ? loss.reshape({1}) : loss, f.at("loss"), what + " loss", tolerance(dtype));
+        loss.backward(f.at("upstream").to(dtype));
+        require_close(x.grad(), f.at("dinput"), what + " gradient", tolerance(dtype));
+      }
+    }
+  }
+}
+
+TEST_CASE("the composed element-wise losses' gradients match finite differences, input and target") {
+  ember::manual_seed(173);
+  // Away from the kinks (|x - t| = beta or delta, x = t), where the losses are not differentiable.
+  Tensor x = ember::randn({3, 5}, {.dtype = ember::kFloat64}), t = ember::add(x, ember::full({3, 5}, 0.3, {.dtype = ember::kFloat64}));
+  t = ember::add(t, ember::mul(ember::arange(0.0, 15.0, 1.0, {.dtype = ember::kFloat64}).reshape({3, 5}), 0.17));
+  const Tensor probs = ember::add(ember::mul(ember::rand({3, 5}, {.dtype = ember::kFloat64}), 0.8), 0.1);
+  const Tensor w = ember::add(ember::rand({5}, {.dtype = ember::kFloat64}), 0.5);
+  for (F::Reduction r : {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None}) {
+    const std::string rn = reduction_name(r);
+    check_gradients("l1_loss " + rn, [&](const std::vector<Tensor>& in) { return F::l1_loss(in[0], in[1], r); }, {x, t});
+    check_gradients("smooth_l1_loss " + rn, [&](const std::vector<Tensor>& in) {
+      return F::smooth_l1_loss(in[0], in[1], r, 1.05);
+    }, {x, t});
+    check_gradients("huber_loss " + rn, [&](const std::vector<Tensor>& in) { return F::huber_loss(in[0], in[1], r, 0.95); },
+                    {x, t});
+    check_gradients("binary_cross_entropy " + rn, [&](const std::vector<Tensor>& in) {
+      return F::binary_cross_entropy(in[0], in[1], {.weight = w, .reduction = r});
+    }, {probs, ember::rand({3, 5}, {.dtype = ember::kFloat64})});
+    check_gradients("binary_cross_entropy_with_logits " + rn, [&](const std::vector<Tensor>& in) {
+      return F::binary_cross_entropy_with_logits(in[0], in[1], {.weight = w, .pos_weight = ember::mul(w, 2.0), .reduction = r});
+    }, {ember::mul(x, 3.0), ember::rand({3, 5}, {.dtype = ember::kFloat64})});
+    check_gradients("kl_div " + rn, [&](const std::vector<Tensor>& in) { return F::kl_div(in[0], in[1], r); },
+                    {x, probs});
+    check_gradients("kl_div log_target " + rn, [&](const std::vector<Tensor>& in) {
+      return F::kl_div(in[0], in[1], r, true);
+    }, {x, ember::log(probs)});
+  }
+}
+
+TEST_CASE("the composed element-wise losses reject bad arguments with messages naming what they got") {
+  Tensor x = ember::randn({2, 3});
+  CHECK_THROWS_WITH(F::l1_loss(x, ember::randn({3, 2})),
+                    Catch::Contains("l1_loss: input [2, 3] and target [3, 2] must have the same shape"));
+  CHECK_THROWS_WITH(F::smooth_l1_loss(x, x, F::Reduction::Mean, -1.0),
+                    Catch::Contains("smooth_l1_loss: beta must be >= 0, got -1"));
+  CHECK_THROWS_WITH(F::huber_loss(x, x, F::Reduction::Mean, 0.0), Catch::Contains("huber_loss: delta must be > 0, got 0"));
+  CHECK_THROWS_WITH(F::binary_cross_entropy_with_logits(x, x, {.pos_weight = ember::ones({3}, {.dtype = ember::kFloat64})}),
+                    Catch::Contains("binary_cross_entropy_with_logits: pos_weight is float64 but input is float32"));
+  CHECK_THROWS_WITH(F::kl_div(x, ember::randn({2, 3}, {.dtype = ember::kFloat64})),
+                    Catch::Contains("kl_div: target is float64 but input is float32"));
+  CHECK(F::smooth_l1_loss(x, ember::zeros({2, 3}), F::Reduction::Sum, 0.0).item<float>() ==
+        Approx(F::l1_loss(x, ember::zeros({2, 3}), F::Reduction::Sum).item<float>()));
+}
