@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "ember/kernels/cpu/threading.h"
@@ -26,21 +28,49 @@ void mse_backward_loop(const T* x, const T* t, Grad g, T* dx, T* dt, int64_t n) 
   }
 }
 
+// exp for float written to vectorise (no call, no branch; the selects need -fno-trapping-math,
+// set for this file in kernels/CMakeLists.txt, as do the simd reductions below): Cephes' expf, a degree-7 polynomial on
+// r = x - n ln2 (|r| <= ln2 / 2) times 2^n built in the exponent bits, n rounded with the 1.5 * 2^23
+// trick (SSE2 has no vector floor). Within 2 ulp of std::exp for x <= 88; 0 below -87.3 (where
+// expf is subnormal or 0); NaN stays NaN. std::exp is a call per element, which kept every softmax
+// loop scalar. double keeps std::exp (its tests hold 1e-10).
+inline float exp_of(float x) {
+  const float t = std::min(std::max(x, -87.33654f), 88.0f);
+  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = t - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  float y = p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  y = x < -87.33654f ? 0.0f : y;
+  return x != x ? x : y;
+}
+inline double exp_of(double x) { return std::exp(x); }
+
 // Softmax of one contiguous row (inner == 1).
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n, bool log) {
   T m = x[0];
+#pragma omp simd reduction(max : m)
   for (int64_t j = 1; j < n; ++j) m = x[j] > m ? x[j] : m;
+  // The sums are reassociated (simd reduction): a fixed order for a given build.
   if (log) {
     T sum = T(0);
-    for (int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - m);
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += exp_of(x[j] - m);
     const T shift = m + std::log(sum);
     for (int64_t j = 0; j < n; ++j) y[j] = x[j] - shift;
     return;
   }
   T sum = T(0);
+#pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < n; ++j) {
-    const T e = std::exp(x[j] - m);
+    const T e = exp_of(x[j] - m);
     y[j] = e;
     sum += e;
   }
@@ -52,9 +82,12 @@ template <class T>
 void softmax_row_backward(const T* dy, const T* y, T* dx, int64_t n, bool log) {
   T sum = T(0);
   if (log) {
+#pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < n; ++j) sum += dy[j];
-    for (int64_t j = 0; j < n; ++j) dx[j] = dy[j] - std::exp(y[j]) * sum;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) dx[j] = dy[j] - exp_of(y[j]) * sum;
   } else {
+#pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < n; ++j) sum += dy[j] * y[j];
     for (int64_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - sum);
   }
@@ -93,8 +126,9 @@ void softmax_columns(const T* x, T* y, const SoftmaxShape& s) {
     for (int64_t k = 0; k < n; ++k) {
       const T* row = in + k * stride;
       T* dst = out + k * stride;
+#pragma omp simd
       for (int64_t i = 0; i < w; ++i) {
-        const T e = std::exp(row[i] - m[i]);
+        const T e = exp_of(row[i] - m[i]);
         if (!s.log) dst[i] = e;  // y may alias x: row[i] is read before it is overwritten
         sum[i] += e;
       }
@@ -140,7 +174,8 @@ void softmax_columns_backward(const T* dy, const T* y, T* dx, const SoftmaxShape
       const T* out = y + offset + k * stride;
       T* d = dx + offset + k * stride;
       if (s.log) {
-        for (int64_t i = 0; i < w; ++i) d[i] = g[i] - std::exp(out[i]) * sum[i];
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) d[i] = g[i] - exp_of(out[i]) * sum[i];
       } else {
 #pragma omp simd
         for (int64_t i = 0; i < w; ++i) d[i] = out[i] * (g[i] - sum[i]);
@@ -282,9 +317,9 @@ void cross_entropy_backward(const T* log_probs, const int64_t* target, const T* 
     const T b = e / static_cast<T>(cols) * g;
     const T scale = a + b * total;
     if (weight != nullptr) {
-      for (int64_t c = 0; c < cols; ++c) d[c * stride] = std::exp(lp[c * stride]) * scale - b * weight[c];
+      for (int64_t c = 0; c < cols; ++c) d[c * stride] = exp_of(lp[c * stride]) * scale - b * weight[c];
     } else {
-      for (int64_t c = 0; c < cols; ++c) d[c * stride] = std::exp(lp[c * stride]) * scale - b;
+      for (int64_t c = 0; c < cols; ++c) d[c * stride] = exp_of(lp[c * stride]) * scale - b;
     }
     d[t * stride] -= a;
   }
