@@ -99,5 +99,7 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_network_cases();
+// benchmarks/bench_ops_loss.cpp: softmax and cross_entropy with options (from register_op_cases).
+void register_loss_cases(const Target& target);
 
 }  // namespace ember::bench
