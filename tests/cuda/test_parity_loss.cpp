@@ -1,9 +1,11 @@
 // CPU-vs-CUDA parity of softmax and log_softmax over any dim (the contiguous-row and strided
 // paths), and of cross_entropy and nll_loss with class weights, ignore_index, label smoothing and
-// per-pixel targets, for every reduction: forward and input gradients, float32 and float64.
+// per-pixel targets, for every reduction, and of the composed element-wise losses: forward and
+// input gradients, float32 and float64.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -133,4 +135,32 @@ TEST_CASE("a per-pixel target out of range gives the CPU's error on CUDA, ignore
   CHECK_NOTHROW(F::cross_entropy(logits, target, {.ignore_index = 7}));
   REQUIRE_THROWS_WITH(F::nll_loss(logits, target, {.ignore_index = 0}),
                       "nll_loss: target[5] = 7 is out of range for 3 classes (expected [0, 2])");
+}
+
+TEST_CASE("the composed element-wise losses match the CPU on CUDA, input and target gradients") {
+  using Loss = std::function<Tensor(const std::vector<Tensor>&, F::Reduction)>;
+  const std::vector<std::pair<std::string, Loss>> losses{
+      {"l1_loss", [](const std::vector<Tensor>& in, F::Reduction r) { return F::l1_loss(in[0], in[1], r); }},
+      {"smooth_l1_loss", [](const std::vector<Tensor>& in, F::Reduction r) { return F::smooth_l1_loss(in[0], in[1], r, 0.5); }},
+      {"huber_loss", [](const std::vector<Tensor>& in, F::Reduction r) { return F::huber_loss(in[0], in[1], r, 0.8); }},
+      {"binary_cross_entropy_with_logits", [](const std::vector<Tensor>& in, F::Reduction r) {
+         return F::binary_cross_entropy_with_logits(in[0], in[1],
+                                                    {.weight = in[2], .pos_weight = in[2], .reduction = r});
+       }},
+      {"kl_div log_target", [](const std::vector<Tensor>& in, F::Reduction r) { return F::kl_div(in[0], in[1], r, true); }}};
+  for (ember::DType dtype : parity::kFloatingDTypes) {
+    for (const auto& [name, loss] : losses) {
+      for (F::Reduction r : {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None}) {
+        const Loss fn = loss;
+        parity::check_parity({.name = name + " " + reduction_name(r) + dtype_suffix(dtype),
+                              .make_inputs = [=] {
+                                return std::vector<Tensor>{random_input({6, 5}, dtype), random_input({6, 5}, dtype),
+                                                           ember::add(ember::rand({5}, {.dtype = dtype}), 0.5)};
+                              },
+                              .op = [=](const std::vector<Tensor>& in) { return fn(in, r); },
+                              .differentiable = {0, 1},
+                              .tolerance = tolerance_for(dtype)});
+      }
+    }
+  }
 }
