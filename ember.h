@@ -22,9 +22,11 @@
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
 #include "ember/nn/init.h"          // defines: ember::nn::init::kaiming_uniform_, ...
 #include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten
+#include "ember/nn/loss.h"          // defines: ember::nn::CrossEntropyLoss, NLLLoss
 #include "ember/nn/module.h"        // defines: ember::nn::Module
 #include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, MaxPool2dOptions
 #include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
+#include "ember/nn/softmax.h"       // defines: ember::nn::Softmax, LogSoftmax
 #include "ember/optim/sgd.h"        // defines: ember::optim::SGD
 #include "ember/optim/step_lr.h"    // defines: ember::optim::StepLR
 #include "ember/parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator

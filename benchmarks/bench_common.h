@@ -102,5 +102,7 @@ void register_shape_cases(const Target& target);  // bench_ops_shape.cpp: cat
 void register_network_cases();
 // benchmarks/bench_ops_activation.cpp: sigmoid, tanh, gelu, silu, hardswish (called by register_op_cases).
 void register_activation_cases(const Target& target);
+// benchmarks/bench_ops_loss.cpp: softmax and cross_entropy with options (from register_op_cases).
+void register_loss_cases(const Target& target);
 
 }  // namespace ember::bench

@@ -239,6 +239,7 @@ void register_op_cases() {
     register_linear_loss_sgd(target);
     register_shape_cases(target);
     register_activation_cases(target);
+    register_loss_cases(target);
   }
 }
 

@@ -100,19 +100,24 @@ void broadcast_rows(const T*, int64_t, int64_t, T*, Stream) { cuda_not_built("li
 template <class T>
 void column_sums(const T*, int64_t, int64_t, T*, Stream) { cuda_not_built("linear"); }
 template <class T>
-void log_softmax_forward(const T*, T*, int64_t, int64_t, Stream) { cuda_not_built("log_softmax"); }
+void softmax_forward(const T*, T*, const SoftmaxShape&, Stream) { cuda_not_built("softmax"); }
 template <class T>
-void log_softmax_backward(const T*, const T*, T*, int64_t, int64_t, Stream) { cuda_not_built("log_softmax"); }
+void softmax_backward(const T*, const T*, T*, const SoftmaxShape&, Stream) { cuda_not_built("softmax"); }
 template <class T>
-void nll_loss_forward(const T*, const int64_t*, T*, int64_t, int64_t, Stream) { cuda_not_built("nll_loss"); }
+void nll_loss_forward(const T*, const int64_t*, const T*, T*, T*, const ClassLossShape&, Stream) {
+  cuda_not_built("nll_loss");
+}
 template <class T>
-void nll_loss_backward(const T*, const int64_t*, T*, int64_t, int64_t, Stream) { cuda_not_built("nll_loss"); }
+void nll_loss_backward(const T*, const int64_t*, const T*, T*, const ClassLossShape&, Stream) {
+  cuda_not_built("nll_loss");
+}
 template <class T>
-void cross_entropy_forward(const T*, const int64_t*, T*, T*, int64_t, int64_t, Stream) {
+void cross_entropy_forward(const T*, const int64_t*, const T*, T*, T*, T*, const ClassLossShape&, Stream) {
   cuda_not_built("cross_entropy");
 }
 template <class T>
-void cross_entropy_backward(const T*, const int64_t*, const T*, T*, int64_t, int64_t, Stream) {
+void cross_entropy_backward(const T*, const int64_t*, const T*, const T*, const T*, T*, const ClassLossShape&,
+                            Stream) {
   cuda_not_built("cross_entropy");
 }
 template <class T>
@@ -142,12 +147,14 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
                                 int64_t, int64_t, T, T*, int64_t, int64_t, int64_t, Stream);                    \
   template void broadcast_rows<T>(const T*, int64_t, int64_t, T*, Stream);                                      \
   template void column_sums<T>(const T*, int64_t, int64_t, T*, Stream);                                         \
-  template void log_softmax_forward<T>(const T*, T*, int64_t, int64_t, Stream);                                 \
-  template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, Stream);                      \
-  template void nll_loss_forward<T>(const T*, const int64_t*, T*, int64_t, int64_t, Stream);                    \
-  template void nll_loss_backward<T>(const T*, const int64_t*, T*, int64_t, int64_t, Stream);                   \
-  template void cross_entropy_forward<T>(const T*, const int64_t*, T*, T*, int64_t, int64_t, Stream);           \
-  template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, T*, int64_t, int64_t, Stream);    \
+  template void softmax_forward<T>(const T*, T*, const SoftmaxShape&, Stream);                                 \
+  template void softmax_backward<T>(const T*, const T*, T*, const SoftmaxShape&, Stream);                      \
+  template void nll_loss_forward<T>(const T*, const int64_t*, const T*, T*, T*, const ClassLossShape&, Stream); \
+  template void nll_loss_backward<T>(const T*, const int64_t*, const T*, T*, const ClassLossShape&, Stream);    \
+  template void cross_entropy_forward<T>(const T*, const int64_t*, const T*, T*, T*, T*, const ClassLossShape&, \
+                                         Stream);                                                               \
+  template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, const T*, const T*, T*,           \
+                                          const ClassLossShape&, Stream);                                       \
   template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double, Stream);                     \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t, Stream);      \
   template void sgd_update_multi<T>(const SgdTensor<T>*, size_t, const SgdHyper&, Stream);

@@ -2,6 +2,9 @@
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, sigmoid, tanh, gelu, silu, leaky_relu,
 //          elu, hardswish, GELUOptions, linear, flatten, dropout,
 //          log_softmax, nll_loss, cross_entropy, mse_loss}, Reduction
+// defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
+//          log_softmax, softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss,
+//          huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits, kl_div}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -12,13 +15,19 @@
 
 #include "ember/core/tensor.h"
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
+#include "ember/nn/options/loss.h"     // defines: Reduction, NllLossOptions, CrossEntropyOptions
 #include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions
 
 namespace ember::nn::functional {
 
+using nn::BceOptions;
+using nn::BceWithLogitsOptions;
 using nn::Conv2dOptions;
+using nn::CrossEntropyOptions;
 using nn::ExpandingArray;
 using nn::MaxPool2dOptions;
+using nn::NllLossOptions;
+using nn::Reduction;
 
 // x [N, C, H, W], weight [K, C, kH, kW], bias [K] or undefined -> [N, K, P, Q], as PyTorch's
 // F.conv2d(input, weight, bias, stride, padding, dilation). options.bias is not read.
@@ -60,15 +69,39 @@ Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1)
 // the identity otherwise. Draws from the default generator (seeded by ember::manual_seed).
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 
-// Over dim 1 of a 2-D input [N, classes].
+// log(softmax(input)) over `dim` (negative counts from the end) of an input of any rank, as
+// PyTorch's F.log_softmax(input, dim).
 Tensor log_softmax(const Tensor& input, int64_t dim = 1);
+// exp(x - max) / sum exp(x - max) over `dim` of an input of any rank, as PyTorch's F.softmax.
+Tensor softmax(const Tensor& input, int64_t dim);
 
-enum class Reduction { None, Mean, Sum };
-
-// log_probs [N, classes], target int64 [N] with labels in [0, classes).
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction = Reduction::Mean);
-// logits [N, classes], target int64 [N]: log_softmax + nll_loss, fused.
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction = Reduction::Mean);
+// log_probs [N, C] or [N, C, d1, ...], target int64 [N] or [N, d1, ...] with labels in [0, C) or
+// equal to options.ignore_index: -weight[t] * log_probs[t], reduced, as PyTorch's F.nll_loss.
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options = {});
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reduction);
+// logits as nll_loss's log_probs: log_softmax over dim 1 + nll_loss with label smoothing, fused,
+// as PyTorch's F.cross_entropy with class-index targets.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction);
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+
+// The element-wise losses (input and target of one shape and dtype), composed from core's ops:
+// |x - t|, as PyTorch's F.l1_loss.
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = x - t), as F.smooth_l1_loss; beta >= 0.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0);
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), as F.huber_loss; delta > 0.
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
+// -w (t log p + (1 - t) log(1 - p)) on probabilities p, each log clamped at -100, as F.binary_cross_entropy.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BceOptions& options = {});
+// binary_cross_entropy(sigmoid(x), t) computed stably from the logits x, with pos_weight, as
+// F.binary_cross_entropy_with_logits.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BceWithLogitsOptions& options = {});
+// t (log t - x) (0 where t == 0), or with log_target exp(t) (t - x), on log-probabilities x, as
+// F.kl_div; Reduction::Mean averages over every element (PyTorch's "mean", not "batchmean").
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean, bool log_target = false);
 
 }  // namespace ember::nn::functional

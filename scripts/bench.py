@@ -25,6 +25,8 @@ OPS.update({"relu/act1/forward": "us", "linear/fc/forward": "us", "linear/fc/tra
 OPS.update({f"cat/resnet/{d}": "us" for d in ("forward", "backward")})
 OPS.update({f"{op}/{shape}/{d}": "us" for op in ("sigmoid", "tanh", "gelu", "silu", "hardswish")
             for shape in ("act", "act_mobilenet") for d in ("forward", "backward")})
+OPS.update({f"softmax/{c}/{d}": "us" for c in ("128x1000", "32x64x28x28") for d in ("forward", "backward")})
+OPS.update({"cross_entropy/128x10_smooth/train": "us"})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

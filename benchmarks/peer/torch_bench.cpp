@@ -189,5 +189,29 @@ int main(int argc, char** argv) {
       print(base + "/backward", threads, 1e6 * total / double(n), "us");
     }
   }
+  for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"128x1000", {128, 1000}},
+                             std::pair<const char*, std::vector<int64_t>>{"32x64x28x28", {32, 64, 28, 28}}}) {
+    torch::Tensor xs = torch::randn(shape), dys = torch::randn(shape);
+    print(std::string("softmax/") + name + "/forward", threads, 1e6 * timed([&] { torch::softmax(xs, 1); }, min_time / 4), "us");
+    torch::Tensor xsg = xs.clone().requires_grad_();
+    double total = 0;
+    int64_t n = 0;
+    while (total < min_time / 4 || n < 2) {  // backward alone, the forward outside the timed part
+      xsg.mutable_grad() = torch::Tensor();
+      torch::Tensor y = torch::softmax(xsg, 1);
+      const auto t0 = std::chrono::steady_clock::now();
+      y.backward(dys);
+      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++n;
+    }
+    print(std::string("softmax/") + name + "/backward", threads, 1e6 * total / double(n), "us");
+  }
+  torch::Tensor logits_s = torch::randn({128, 10}, torch::requires_grad());
+  torch::Tensor labels_s = (torch::arange(128) / 13).to(torch::kLong), weight_s = torch::arange(10) / 10.0 + 0.5;
+  weight_s = weight_s.to(torch::kFloat);
+  print("cross_entropy/128x10_smooth/train", threads, 1e6 * timed([&] {
+    F::cross_entropy(logits_s, labels_s, F::CrossEntropyFuncOptions().weight(weight_s).label_smoothing(0.1)).backward();
+    logits_s.mutable_grad() = torch::Tensor();
+  }, min_time / 4), "us");
   return 0;
 }

@@ -158,6 +158,23 @@ def op_cases(b):
                 xg.grad = None
                 return op(xg)
             out[f"{op_name}/{shape_name}/backward"] = b.backward_only(fwd_act, dy, t)
+    for name, shape in {"128x1000": (128, 1000), "32x64x28x28": (32, 64, 28, 28)}.items():
+        xs, dys = b.randn(*shape), b.randn(*shape)
+        out[f"softmax/{name}/forward"] = b.timed(lambda: F.softmax(xs, 1), t)
+        xsg = xs.clone().requires_grad_()
+
+        def fwd_softmax():
+            xsg.grad = None
+            return F.softmax(xsg, 1)
+        out[f"softmax/{name}/backward"] = b.backward_only(fwd_softmax, dys, t)
+    logits_s = b.randn(128, 10, requires_grad=True)
+    target_s = torch.arange(128, device=b.device) // 13
+    weight_s = torch.arange(10, device=b.device, dtype=torch.float32) / 10 + 0.5
+
+    def ce_smooth_train():
+        logits_s.grad = None
+        F.cross_entropy(logits_s, target_s, weight=weight_s, label_smoothing=0.1).backward()
+    out["cross_entropy/128x10_smooth/train"] = b.timed(ce_smooth_train, t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 

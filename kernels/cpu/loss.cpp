@@ -2,7 +2,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "ember/kernels/cpu/threading.h"
 
@@ -24,74 +28,300 @@ void mse_backward_loop(const T* x, const T* t, Grad g, T* dx, T* dt, int64_t n) 
   }
 }
 
-template <class T>
-void log_softmax_row(const T* x, T* y, int64_t cols) {
-  T m = x[0];
-  for (int64_t j = 1; j < cols; ++j) m = x[j] > m ? x[j] : m;
-  T sum = T(0);
-  for (int64_t j = 0; j < cols; ++j) sum += std::exp(x[j] - m);
-  const T shift = m + std::log(sum);
-  for (int64_t j = 0; j < cols; ++j) y[j] = x[j] - shift;
+// exp for float written to vectorise (no call, no branch; the selects need -fno-trapping-math,
+// set for this file in kernels/CMakeLists.txt, as do the simd reductions below): Cephes' expf, a degree-7 polynomial on
+// r = x - n ln2 (|r| <= ln2 / 2) times 2^n built in the exponent bits, n rounded with the 1.5 * 2^23
+// trick (SSE2 has no vector floor). Within 2 ulp of std::exp for x <= 88; 0 below -87.3 (where
+// expf is subnormal or 0); NaN stays NaN. std::exp is a call per element, which kept every softmax
+// loop scalar. double keeps std::exp (its tests hold 1e-10).
+inline float exp_of(float x) {
+  const float t = std::min(std::max(x, -87.33654f), 88.0f);
+  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = t - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  float y = p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
+  y = x < -87.33654f ? 0.0f : y;
+  return x != x ? x : y;
 }
+inline double exp_of(double x) { return std::exp(x); }
+
+// Softmax of one contiguous row (inner == 1).
+template <class T>
+void softmax_row(const T* x, T* y, int64_t n, bool log) {
+  T m = x[0];
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 1; j < n; ++j) m = x[j] > m ? x[j] : m;
+  // The sums are reassociated (simd reduction): a fixed order for a given build.
+  if (log) {
+    T sum = T(0);
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += exp_of(x[j] - m);
+    const T shift = m + std::log(sum);
+    for (int64_t j = 0; j < n; ++j) y[j] = x[j] - shift;
+    return;
+  }
+  T sum = T(0);
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const T e = exp_of(x[j] - m);
+    y[j] = e;
+    sum += e;
+  }
+  const T scale = T(1) / sum;
+  for (int64_t j = 0; j < n; ++j) y[j] *= scale;
+}
+
+template <class T>
+void softmax_row_backward(const T* dy, const T* y, T* dx, int64_t n, bool log) {
+  T sum = T(0);
+  if (log) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += dy[j];
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) dx[j] = dy[j] - exp_of(y[j]) * sum;
+  } else {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += dy[j] * y[j];
+    for (int64_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - sum);
+  }
+}
+
+// inner > 1: softmax down the columns of one [size, inner] slab, kChunk columns at a time, each
+// step of the reduction a contiguous run across the columns (which vectorises). The tasks are
+// (slab, chunk) pairs, so a few large slabs still spread over the threads.
+constexpr int64_t kChunk = 256;
+
+template <class Body>
+void for_each_chunk(const SoftmaxShape& s, const Body& body) {
+  const int64_t chunks = (s.inner + kChunk - 1) / kChunk, tasks = s.outer * chunks;
+  const int threads = (tasks > 1 && s.numel() >= 32768 && !omp_in_parallel()) ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t o = task / chunks, i0 = (task % chunks) * kChunk;
+    body(o * s.size * s.inner + i0, std::min(kChunk, s.inner - i0));
+  }
+}
+
+template <class T>
+void softmax_columns(const T* x, T* y, const SoftmaxShape& s) {
+  for_each_chunk(s, [&](int64_t offset, int64_t w) {
+    const int64_t n = s.size, stride = s.inner;
+    const T* in = x + offset;
+    T* out = y + offset;
+    T m[kChunk], sum[kChunk];
+    for (int64_t i = 0; i < w; ++i) m[i] = in[i];
+    for (int64_t k = 1; k < n; ++k) {
+      const T* row = in + k * stride;
+#pragma omp simd
+      for (int64_t i = 0; i < w; ++i) m[i] = row[i] > m[i] ? row[i] : m[i];
+    }
+    for (int64_t i = 0; i < w; ++i) sum[i] = T(0);
+    for (int64_t k = 0; k < n; ++k) {
+      const T* row = in + k * stride;
+      T* dst = out + k * stride;
+#pragma omp simd
+      for (int64_t i = 0; i < w; ++i) {
+        const T e = exp_of(row[i] - m[i]);
+        if (!s.log) dst[i] = e;  // y may alias x: row[i] is read before it is overwritten
+        sum[i] += e;
+      }
+    }
+    if (s.log) {
+      for (int64_t i = 0; i < w; ++i) m[i] += std::log(sum[i]);  // the shift
+      for (int64_t k = 0; k < n; ++k) {
+        const T* row = in + k * stride;
+        T* dst = out + k * stride;
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) dst[i] = row[i] - m[i];
+      }
+    } else {
+      for (int64_t i = 0; i < w; ++i) sum[i] = T(1) / sum[i];
+      for (int64_t k = 0; k < n; ++k) {
+        T* dst = out + k * stride;
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) dst[i] *= sum[i];
+      }
+    }
+  });
+}
+
+template <class T>
+void softmax_columns_backward(const T* dy, const T* y, T* dx, const SoftmaxShape& s) {
+  for_each_chunk(s, [&](int64_t offset, int64_t w) {
+    const int64_t n = s.size, stride = s.inner;
+    T sum[kChunk];
+    for (int64_t i = 0; i < w; ++i) sum[i] = T(0);
+    for (int64_t k = 0; k < n; ++k) {
+      const T* g = dy + offset + k * stride;
+      const T* out = y + offset + k * stride;
+      if (s.log) {
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) sum[i] += g[i];
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) sum[i] += g[i] * out[i];
+      }
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const T* g = dy + offset + k * stride;
+      const T* out = y + offset + k * stride;
+      T* d = dx + offset + k * stride;
+      if (s.log) {
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) d[i] = g[i] - exp_of(out[i]) * sum[i];
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < w; ++i) d[i] = out[i] * (g[i] - sum[i]);
+      }
+    }
+  });
+}
+
+// Where row r of a ClassLossShape starts, and the step between its classes.
+inline int64_t row_base(const ClassLossShape& s, int64_t r) {
+  return s.inner == 1 ? r * s.classes : (r / s.inner) * s.classes * s.inner + r % s.inner;
+}
+
+inline bool valid_label(int64_t t, int64_t classes) { return t >= 0 && t < classes; }
+
+template <class T>
+T nan_value() { return std::numeric_limits<T>::quiet_NaN(); }
+
+// The loss of one row from its log-probabilities lp[c * stride] (cross-entropy's formula; e = 0
+// is nll's), and its weight.
+template <class T>
+void class_row_loss(const T* lp, int64_t stride, int64_t t, const T* weight, const ClassLossShape& s, T* loss,
+                    T* row_weight) {
+  if (t == s.ignore_index) {
+    *loss = T(0);
+    *row_weight = T(0);
+    return;
+  }
+  if (!valid_label(t, s.classes)) {
+    *loss = nan_value<T>();
+    *row_weight = nan_value<T>();
+    return;
+  }
+  const T e = static_cast<T>(s.label_smoothing);
+  const T wt = weight != nullptr ? weight[t] : T(1);
+  T l = -(T(1) - e) * wt * lp[t * stride];
+  if (s.label_smoothing != 0.0) {
+    T smooth = T(0);
+    if (weight != nullptr) {
+      for (int64_t c = 0; c < s.classes; ++c) smooth += weight[c] * lp[c * stride];
+    } else {
+      for (int64_t c = 0; c < s.classes; ++c) smooth += lp[c * stride];
+    }
+    l -= e / static_cast<T>(s.classes) * smooth;
+  }
+  *loss = l;
+  *row_weight = wt;
+}
+
+int threads_for_rows(const ClassLossShape& s) { return threads_for(s.rows(), s.classes); }
 
 }  // namespace
 
 template <class T>
-void log_softmax_forward(const T* x, T* y, int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(threads_for(rows, cols)) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) log_softmax_row(x + i * cols, y + i * cols, cols);
+void softmax_forward(const T* x, T* y, const SoftmaxShape& s) {
+  if (s.numel() == 0) return;
+  if (s.inner != 1) return softmax_columns(x, y, s);
+  const int64_t rows = s.outer, n = s.size;
+#pragma omp parallel for num_threads(threads_for(rows, n)) schedule(static)
+  for (int64_t i = 0; i < rows; ++i) softmax_row(x + i * n, y + i * n, n, s.log);
 }
 
 template <class T>
-void log_softmax_backward(const T* dy, const T* y, T* dx, int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(threads_for(rows, cols)) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    const T* g = dy + i * cols;
-    const T* out = y + i * cols;
-    T* d = dx + i * cols;
-    T sum = T(0);
-    for (int64_t j = 0; j < cols; ++j) sum += g[j];
-    for (int64_t j = 0; j < cols; ++j) d[j] = g[j] - std::exp(out[j]) * sum;
+void softmax_backward(const T* dy, const T* y, T* dx, const SoftmaxShape& s) {
+  if (s.numel() == 0) return;
+  if (s.inner != 1) return softmax_columns_backward(dy, y, dx, s);
+  const int64_t rows = s.outer, n = s.size;
+#pragma omp parallel for num_threads(threads_for(rows, n)) schedule(static)
+  for (int64_t i = 0; i < rows; ++i) softmax_row_backward(dy + i * n, y + i * n, dx + i * n, n, s.log);
+}
+
+template <class T>
+void nll_loss_forward(const T* logp, const int64_t* target, const T* weight, T* loss_rows, T* row_weight,
+                      const ClassLossShape& s) {
+  ClassLossShape plain = s;
+  plain.label_smoothing = 0.0;
+  for (int64_t r = 0; r < s.rows(); ++r) {
+    class_row_loss(logp + row_base(s, r), s.inner, target[r], weight, plain, loss_rows + r, row_weight + r);
   }
 }
 
 template <class T>
-void nll_loss_forward(const T* logp, const int64_t* target, T* loss_rows, int64_t rows,
-                      int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i) loss_rows[i] = -logp[i * cols + target[i]];
-}
-
-template <class T>
-void nll_loss_backward(const T* grad_rows, const int64_t* target, T* dlogp, int64_t rows,
-                       int64_t cols) {
-#pragma omp parallel for num_threads(threads_for(rows, cols)) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    T* d = dlogp + i * cols;
-    for (int64_t j = 0; j < cols; ++j) d[j] = T(0);
-    d[target[i]] = -grad_rows[i];
+void nll_loss_backward(const T* grad_rows, const int64_t* target, const T* weight, T* dlogp,
+                       const ClassLossShape& s) {
+  const int64_t n = s.numel();
+#pragma omp parallel for num_threads(threads_for(n, 1)) schedule(static)
+  for (int64_t k = 0; k < n; ++k) dlogp[k] = T(0);
+  for (int64_t r = 0; r < s.rows(); ++r) {
+    const int64_t t = target[r];
+    if (t == s.ignore_index) continue;
+    T* d = dlogp + row_base(s, r);
+    if (!valid_label(t, s.classes)) {
+      for (int64_t c = 0; c < s.classes; ++c) d[c * s.inner] = nan_value<T>();
+      continue;
+    }
+    d[t * s.inner] = -(weight != nullptr ? weight[t] : T(1)) * grad_rows[r];
   }
 }
 
 template <class T>
-void cross_entropy_forward(const T* logits, const int64_t* target, T* log_probs_out, T* loss_rows,
-                           int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(threads_for(rows, cols)) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    log_softmax_row(logits + i * cols, log_probs_out + i * cols, cols);
-    loss_rows[i] = -log_probs_out[i * cols + target[i]];
+void cross_entropy_forward(const T* logits, const int64_t* target, const T* weight, T* log_probs, T* loss_rows,
+                           T* row_weight, const ClassLossShape& s) {
+  const int64_t rows = s.rows(), cols = s.classes;
+  if (rows == 0 || cols == 0) return;
+  if (s.inner == 1) {  // fused: each row's loss while the row is in cache
+#pragma omp parallel for num_threads(threads_for_rows(s)) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      softmax_row(logits + r * cols, log_probs + r * cols, cols, /*log=*/true);
+      class_row_loss(log_probs + r * cols, 1, target[r], weight, s, loss_rows + r, row_weight + r);
+    }
+    return;
+  }
+  softmax_columns(logits, log_probs, SoftmaxShape{.outer = s.outer, .size = cols, .inner = s.inner, .log = true});
+#pragma omp parallel for num_threads(threads_for_rows(s)) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    class_row_loss(log_probs + row_base(s, r), s.inner, target[r], weight, s, loss_rows + r, row_weight + r);
   }
 }
 
 template <class T>
-void cross_entropy_backward(const T* log_probs, const int64_t* target, const T* grad_rows,
-                            T* dlogits, int64_t rows, int64_t cols) {
-#pragma omp parallel for num_threads(threads_for(rows, cols)) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    const T* lp = log_probs + i * cols;
-    T* d = dlogits + i * cols;
-    const T g = grad_rows[i];
-    for (int64_t j = 0; j < cols; ++j) d[j] = std::exp(lp[j]) * g;
-    d[target[i]] = (std::exp(lp[target[i]]) - T(1)) * g;
+void cross_entropy_backward(const T* log_probs, const int64_t* target, const T* weight, const T* weight_sum,
+                            const T* grad_rows, T* dlogits, const ClassLossShape& s) {
+  const int64_t rows = s.rows(), cols = s.classes, stride = s.inner;
+  const T e = static_cast<T>(s.label_smoothing);
+  const T total = weight != nullptr && s.label_smoothing != 0.0 ? *weight_sum : static_cast<T>(cols);
+#pragma omp parallel for num_threads(threads_for_rows(s)) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t base = row_base(s, r), t = target[r];
+    const T* lp = log_probs + base;
+    T* d = dlogits + base;
+    if (t == s.ignore_index || !valid_label(t, cols)) {
+      const T fill = t == s.ignore_index ? T(0) : nan_value<T>();
+      for (int64_t c = 0; c < cols; ++c) d[c * stride] = fill;
+      continue;
+    }
+    // dx_c = p_c * (a + b * W) - b * w_c - a * [c == t], a = (1 - e) w_t g, b = e g / C.
+    const T g = grad_rows[r];
+    const T a = (T(1) - e) * (weight != nullptr ? weight[t] : T(1)) * g;
+    const T b = e / static_cast<T>(cols) * g;
+    const T scale = a + b * total;
+    if (weight != nullptr) {
+      for (int64_t c = 0; c < cols; ++c) d[c * stride] = exp_of(lp[c * stride]) * scale - b * weight[c];
+    } else {
+      for (int64_t c = 0; c < cols; ++c) d[c * stride] = exp_of(lp[c * stride]) * scale - b;
+    }
+    d[t * stride] -= a;
   }
 }
 
@@ -129,15 +359,16 @@ void mse_loss_backward(const T* x, const T* t, const T* grad, bool grad_is_scala
   }
 }
 
-#define EMBER_INSTANTIATE_LOSS(T)                                                                \
-  template void log_softmax_forward<T>(const T*, T*, int64_t, int64_t);                          \
-  template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t);               \
-  template void nll_loss_forward<T>(const T*, const int64_t*, T*, int64_t, int64_t);             \
-  template void nll_loss_backward<T>(const T*, const int64_t*, T*, int64_t, int64_t);            \
-  template void cross_entropy_forward<T>(const T*, const int64_t*, T*, T*, int64_t, int64_t);    \
-  template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, T*, int64_t,       \
-                                          int64_t);                                              \
-  template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double);              \
+#define EMBER_INSTANTIATE_LOSS(T)                                                                       \
+  template void softmax_forward<T>(const T*, T*, const SoftmaxShape&);                                  \
+  template void softmax_backward<T>(const T*, const T*, T*, const SoftmaxShape&);                       \
+  template void nll_loss_forward<T>(const T*, const int64_t*, const T*, T*, T*, const ClassLossShape&); \
+  template void nll_loss_backward<T>(const T*, const int64_t*, const T*, T*, const ClassLossShape&);    \
+  template void cross_entropy_forward<T>(const T*, const int64_t*, const T*, T*, T*, T*,                \
+                                         const ClassLossShape&);                                        \
+  template void cross_entropy_backward<T>(const T*, const int64_t*, const T*, const T*, const T*, T*,   \
+                                          const ClassLossShape&);                                       \
+  template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double);                     \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t);
 EMBER_INSTANTIATE_LOSS(float)
 EMBER_INSTANTIATE_LOSS(double)

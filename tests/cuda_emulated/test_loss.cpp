@@ -1,9 +1,9 @@
-// The loss kernels on the emulator: log_softmax, nll_loss and cross_entropy (forward and backward)
-// against kernels/cpu/loss.h, in both row paths (a warp per row up to 1024 columns, a block per row
-// beyond), in place where the API allows it, and with out-of-range targets, which the CUDA code
-// turns into a NaN loss / gradient row (the CPU twin requires targets in range and would read out
-// of bounds, so its reference runs on in-range targets and the bad rows are expected NaN); and the
-// fused mse_loss forward (element-wise or reduced in one block) and backward against its CPU twin.
+// The loss kernels on the emulator against kernels/cpu/loss.h: softmax and log_softmax (forward and
+// backward) in the three row paths (a warp per contiguous row up to 1024 elements, a block per row
+// beyond, a thread per strided row when inner > 1), in place where the API allows it; nll_loss and
+// cross_entropy with class weights, ignore_index (ignored rows give 0), label smoothing and
+// out-of-range targets (a NaN loss / gradient row on both twins); and the fused mse_loss forward
+// (element-wise or reduced in one block) and backward.
 #include "emulated_checks.h"
 
 #include <algorithm>
@@ -22,136 +22,127 @@ using ember::test::poisoned;
 
 namespace {
 
-struct RowShape {
-  int64_t rows, cols;
-};
-// Warp per row: 1 column (31 idle lanes); 33 columns over 9 rows (lane 0 takes two columns; 2
-// blocks of 8 warps, the second with one); exactly 1024. Block per row: 1025 (thread 0 takes 5
-// columns, the rest 4) over 2 rows. Kept small: every warp reduction is 5 shuffles of 32 fibers.
-constexpr RowShape kRowShapes[] = {{1, 1}, {9, 33}, {1, 1024}, {2, 1025}};
+using ember::kernels::ClassLossShape;
+using ember::kernels::SoftmaxShape;
 
-std::string describe(const RowShape& s) {
-  return std::to_string(s.rows) + "x" + std::to_string(s.cols) + (s.cols <= 1024 ? " (warp per row)" : " (block per row)");
+// [outer, size, inner] views. inner == 1, warp per row: 1 element (31 idle lanes); 33 elements
+// over 9 rows (lane 0 takes two; 2 blocks of 8 warps, the second with one); exactly 1024. Block
+// per row: 1025 (thread 0 takes 5 elements, the rest 4) over 2 rows. inner > 1, thread per
+// strided row: [3, 5, 7] and [2, 1030, 3] (the latter beyond the warp limit: the same path).
+// Kept small: every warp reduction is 5 shuffles of 32 fibers.
+constexpr SoftmaxShape kShapes[] = {{1, 1, 1}, {9, 33, 1}, {1, 1024, 1}, {2, 1025, 1}, {3, 5, 7}, {2, 1030, 3}};
+
+std::string describe(const SoftmaxShape& s) {
+  const char* path = s.inner != 1 ? " (thread per strided row)" : s.size <= 1024 ? " (warp per row)" : " (block per row)";
+  return "[" + std::to_string(s.outer) + ", " + std::to_string(s.size) + ", " + std::to_string(s.inner) + "]" + path;
 }
 
-// Targets in range; with `bad`, rows 1, 5, ... get -1 and rows 3, 7, ... get cols.
-std::vector<int64_t> targets(const RowShape& s, bool bad, std::mt19937_64& rng) {
-  auto t = ember::test::random_vector<int64_t>(s.rows, rng, 0, static_cast<double>(s.cols));
-  for (int64_t i = 0; bad && i < s.rows; ++i) {
-    if (i % 4 == 1) t[i] = -1;
-    if (i % 4 == 3) t[i] = s.cols;
+// Targets in range; with `bad`, rows 1, 5, ... get -1 and rows 3, 7, ... get `classes`; with
+// `ignore`, every third row gets ignore_index (-100 or a label in range, 0).
+std::vector<int64_t> targets(int64_t rows, int64_t classes, bool bad, int64_t ignore, std::mt19937_64& rng) {
+  auto t = ember::test::random_vector<int64_t>(rows, rng, 0, static_cast<double>(classes));
+  for (int64_t i = 0; i < rows; ++i) {
+    if (bad && i % 4 == 1) t[i] = -1;
+    if (bad && i % 4 == 3) t[i] = classes;
+    if (i % 3 == 2) t[i] = ignore;
   }
   return t;
 }
-bool in_range(int64_t t, int64_t cols) { return t >= 0 && t < cols; }
-// The CPU twin's input: out-of-range targets replaced by 0 (their rows are then overwritten).
-std::vector<int64_t> clamped(std::vector<int64_t> t, int64_t cols) {
-  for (auto& v : t) v = in_range(v, cols) ? v : 0;
-  return t;
-}
 
-template <class T>
-constexpr T nan() {
-  return std::numeric_limits<T>::quiet_NaN();
-}
+// The loss options each classification test runs through: plain; weighted with ignored rows;
+// ignore_index a real class (0) with smoothing; all three with a negative ignore_index.
+struct LossCase {
+  bool weighted;
+  int64_t ignore_index;
+  double smoothing;
+  const char* what;
+};
+constexpr LossCase kLossCases[] = {{false, -100, 0.0, "plain"},
+                                   {true, -100, 0.0, "weighted"},
+                                   {false, 0, 0.1, "smoothed, ignore_index 0"},
+                                   {true, -7, 0.25, "weighted, smoothed, ignore_index -7"}};
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("emulated log_softmax forward and backward match the CPU in both row paths, in place too",
+TEMPLATE_TEST_CASE("emulated softmax and log_softmax forward and backward match the CPU in every row path, in place too",
                    "[cuda-emulated][loss]", float, double) {
   std::mt19937_64 rng(61);
   const auto stream = ember::test::default_stream();
-  for (const RowShape& s : kRowShapes) {
-    const size_t n = s.rows * s.cols;
-    const std::string what = describe(s);
-    const auto x = ember::test::random_vector<TestType>(n, rng, -5.0, 5.0);
-    std::vector<TestType> y = poisoned<TestType>(n), want_y(n);
-    cuda::log_softmax_forward<TestType>(x.data(), y.data(), s.rows, s.cols, stream);
-    cpu::log_softmax_forward<TestType>(x.data(), want_y.data(), s.rows, s.cols);
-    CHECK(matches(y, want_y, "log_softmax_forward " + what));
-    if (s.rows > 1) {  // in place on the multi-row shapes only (one of each path)
-      std::vector<TestType> in_place = x;
-      cuda::log_softmax_forward<TestType>(in_place.data(), in_place.data(), s.rows, s.cols, stream);
-      CHECK(matches(in_place, want_y, "log_softmax_forward in place " + what));
-    }
+  for (SoftmaxShape s : kShapes) {
+    for (bool log : {true, false}) {
+      s.log = log;
+      const size_t n = s.numel();
+      const std::string what = std::string(log ? "log_softmax " : "softmax ") + describe(s);
+      const auto x = ember::test::random_vector<TestType>(n, rng, -5.0, 5.0);
+      std::vector<TestType> y = poisoned<TestType>(n), want_y(n);
+      cuda::softmax_forward<TestType>(x.data(), y.data(), s, stream);
+      cpu::softmax_forward<TestType>(x.data(), want_y.data(), s);
+      CHECK(matches(y, want_y, "forward " + what));
+      if (s.outer > 1) {  // in place on the multi-row shapes only
+        std::vector<TestType> in_place = x;
+        cuda::softmax_forward<TestType>(in_place.data(), in_place.data(), s, stream);
+        CHECK(matches(in_place, want_y, "forward in place " + what));
+      }
 
-    const auto dy = ember::test::random_vector<TestType>(n, rng);
-    std::vector<TestType> dx = poisoned<TestType>(n), want_dx(n);
-    cuda::log_softmax_backward<TestType>(dy.data(), want_y.data(), dx.data(), s.rows, s.cols, stream);
-    cpu::log_softmax_backward<TestType>(dy.data(), want_y.data(), want_dx.data(), s.rows, s.cols);
-    CHECK(matches(dx, want_dx, "log_softmax_backward " + what));
-    if (s.rows == 1) continue;  // the last check: in place on the multi-row shapes only
-    std::vector<TestType> dx_in_place = dy;
-    cuda::log_softmax_backward<TestType>(dx_in_place.data(), want_y.data(), dx_in_place.data(), s.rows, s.cols,
-                                         stream);
-    CHECK(matches(dx_in_place, want_dx, "log_softmax_backward in place " + what));
+      const auto dy = ember::test::random_vector<TestType>(n, rng);
+      std::vector<TestType> dx = poisoned<TestType>(n), want_dx(n);
+      cuda::softmax_backward<TestType>(dy.data(), want_y.data(), dx.data(), s, stream);
+      cpu::softmax_backward<TestType>(dy.data(), want_y.data(), want_dx.data(), s);
+      CHECK(matches(dx, want_dx, "backward " + what));
+      if (s.outer == 1) continue;
+      std::vector<TestType> dx_in_place = dy;
+      cuda::softmax_backward<TestType>(dx_in_place.data(), want_y.data(), dx_in_place.data(), s, stream);
+      CHECK(matches(dx_in_place, want_dx, "backward in place " + what));
+    }
   }
 }
 
-TEMPLATE_TEST_CASE("emulated nll_loss forward and backward match the CPU, NaN rows for out-of-range targets",
+// Both twins turn an out-of-range target (not ignore_index) into a NaN row: compared NaN to NaN.
+TEMPLATE_TEST_CASE("emulated nll_loss and cross_entropy forward and backward match the CPU with weights, "
+                   "ignore_index, smoothing and out-of-range targets",
                    "[cuda-emulated][loss]", float, double) {
+  using T = TestType;
   std::mt19937_64 rng(62);
   const auto stream = ember::test::default_stream();
-  for (const RowShape& s : {RowShape{1, 1}, RowShape{300, 7}, RowShape{5, 1500}}) {
-    for (bool bad : {false, true}) {
-      const std::string what = describe(s) + (bad ? ", out-of-range targets" : "");
-      const size_t n = s.rows * s.cols;
-      const auto logp = ember::test::random_vector<TestType>(n, rng, -8.0, 0.0);
-      const auto t = targets(s, bad, rng), t_cpu = clamped(t, s.cols);
-      std::vector<TestType> loss = poisoned<TestType>(s.rows), want_loss(s.rows);
-      cuda::nll_loss_forward<TestType>(logp.data(), t.data(), loss.data(), s.rows, s.cols, stream);
-      cpu::nll_loss_forward<TestType>(logp.data(), t_cpu.data(), want_loss.data(), s.rows, s.cols);
-      for (int64_t i = 0; i < s.rows; ++i) {
-        if (!in_range(t[i], s.cols)) want_loss[i] = nan<TestType>();
-      }
-      CHECK(matches(loss, want_loss, "nll_loss_forward " + what, 0.0, /*nan_equal=*/true));
+  for (const SoftmaxShape& geometry : kShapes) {
+    for (const LossCase& lc : kLossCases) {
+      const ClassLossShape s{.outer = geometry.outer, .classes = geometry.size, .inner = geometry.inner,
+                             .ignore_index = lc.ignore_index, .label_smoothing = lc.smoothing};
+      const bool bad = s.rows() > 1;
+      const std::string what = describe(geometry) + ", " + lc.what + (bad ? ", out-of-range targets" : "");
+      const size_t n = s.numel(), rows = s.rows();
+      const auto logits = ember::test::random_vector<T>(n, rng, -5.0, 5.0);
+      const auto t = targets(s.rows(), s.classes, bad, lc.ignore_index, rng);
+      const auto w_values = ember::test::random_vector<T>(s.classes, rng, 0.1, 2.0);
+      const T* w = lc.weighted ? w_values.data() : nullptr;
+      T w_sum = 0;
+      for (T v : w_values) w_sum += v;
 
-      const auto g = ember::test::random_vector<TestType>(s.rows, rng);
-      std::vector<TestType> d = poisoned<TestType>(n), want_d(n);
-      cuda::nll_loss_backward<TestType>(g.data(), t.data(), d.data(), s.rows, s.cols, stream);
-      cpu::nll_loss_backward<TestType>(g.data(), t_cpu.data(), want_d.data(), s.rows, s.cols);
-      for (int64_t i = 0; i < s.rows; ++i) {
-        if (!in_range(t[i], s.cols)) std::fill_n(want_d.begin() + i * s.cols, s.cols, nan<TestType>());
-      }
-      CHECK(matches(d, want_d, "nll_loss_backward " + what, 0.0, /*nan_equal=*/true));
-    }
-  }
-}
-
-TEMPLATE_TEST_CASE("emulated cross_entropy forward and backward match the CPU, NaN rows for out-of-range targets",
-                   "[cuda-emulated][loss]", float, double) {
-  std::mt19937_64 rng(63);
-  const auto stream = ember::test::default_stream();
-  for (const RowShape& s : kRowShapes) {
-    {
-      // Multi-row shapes get out-of-range targets in some rows (the others stay checked).
-      const bool bad = s.rows > 1;
-      const std::string what = describe(s) + (bad ? ", out-of-range targets" : "");
-      const size_t n = s.rows * s.cols;
-      const auto logits = ember::test::random_vector<TestType>(n, rng, -5.0, 5.0);
-      const auto t = targets(s, bad, rng), t_cpu = clamped(t, s.cols);
-      std::vector<TestType> logp = poisoned<TestType>(n), want_logp(n);
-      std::vector<TestType> loss = poisoned<TestType>(s.rows), want_loss(s.rows);
-      cuda::cross_entropy_forward<TestType>(logits.data(), t.data(), logp.data(), loss.data(), s.rows, s.cols, stream);
-      cpu::cross_entropy_forward<TestType>(logits.data(), t_cpu.data(), want_logp.data(), want_loss.data(), s.rows,
-                                           s.cols);
-      for (int64_t i = 0; i < s.rows; ++i) {
-        if (!in_range(t[i], s.cols)) want_loss[i] = nan<TestType>();
-      }
+      std::vector<T> logp = poisoned<T>(n), want_logp(n);
+      std::vector<T> loss = poisoned<T>(rows), want_loss(rows), rw = poisoned<T>(rows), want_rw(rows);
+      cuda::cross_entropy_forward<T>(logits.data(), t.data(), w, logp.data(), loss.data(), rw.data(), s, stream);
+      cpu::cross_entropy_forward<T>(logits.data(), t.data(), w, want_logp.data(), want_loss.data(), want_rw.data(), s);
       // A bad target spoils the row's loss only: its log-probabilities are still written.
       CHECK(matches(logp, want_logp, "cross_entropy_forward log_probs " + what));
-      CHECK(matches(loss, want_loss, "cross_entropy_forward loss " + what, ember::test::tolerance<TestType>(),
-                    /*nan_equal=*/true));
+      CHECK(matches(loss, want_loss, "cross_entropy_forward loss " + what, ember::test::tolerance<T>(), true));
+      CHECK(matches(rw, want_rw, "cross_entropy_forward row weights " + what, 0.0, true));
 
-      const auto g = ember::test::random_vector<TestType>(s.rows, rng);
-      std::vector<TestType> d = poisoned<TestType>(n), want_d(n);
-      cuda::cross_entropy_backward<TestType>(want_logp.data(), t.data(), g.data(), d.data(), s.rows, s.cols, stream);
-      cpu::cross_entropy_backward<TestType>(want_logp.data(), t_cpu.data(), g.data(), want_d.data(), s.rows, s.cols);
-      for (int64_t i = 0; i < s.rows; ++i) {
-        if (!in_range(t[i], s.cols)) std::fill_n(want_d.begin() + i * s.cols, s.cols, nan<TestType>());
-      }
-      CHECK(matches(d, want_d, "cross_entropy_backward " + what, ember::test::tolerance<TestType>(),
-                    /*nan_equal=*/true));
+      const auto g = ember::test::random_vector<T>(rows, rng);
+      std::vector<T> d = poisoned<T>(n), want_d(n);
+      cuda::cross_entropy_backward<T>(want_logp.data(), t.data(), w, &w_sum, g.data(), d.data(), s, stream);
+      cpu::cross_entropy_backward<T>(want_logp.data(), t.data(), w, &w_sum, g.data(), want_d.data(), s);
+      CHECK(matches(d, want_d, "cross_entropy_backward " + what, ember::test::tolerance<T>(), true));
+
+      if (lc.smoothing != 0.0) continue;  // nll has no smoothing: once per weight / ignore_index
+      std::vector<T> nll = poisoned<T>(rows), want_nll(rows);
+      cuda::nll_loss_forward<T>(want_logp.data(), t.data(), w, nll.data(), rw.data(), s, stream);
+      cpu::nll_loss_forward<T>(want_logp.data(), t.data(), w, want_nll.data(), want_rw.data(), s);
+      CHECK(matches(nll, want_nll, "nll_loss_forward " + what, 0.0, true));
+      CHECK(matches(rw, want_rw, "nll_loss_forward row weights " + what, 0.0, true));
+      std::vector<T> dnll = poisoned<T>(n), want_dnll(n);
+      cuda::nll_loss_backward<T>(g.data(), t.data(), w, dnll.data(), s, stream);
+      cpu::nll_loss_backward<T>(g.data(), t.data(), w, want_dnll.data(), s);
+      CHECK(matches(dnll, want_dnll, "nll_loss_backward " + what, 0.0, true));
     }
   }
 }

@@ -56,20 +56,22 @@ TEMPLATE_TEST_CASE("log_softmax, nll_loss and cross_entropy match the double ref
       for (int64_t j = 0; j < cols; ++j)
         dce[i * cols + j] = (std::exp(lp[i * cols + j]) - (j == t[i] ? 1.0 : 0.0)) * double(g[i]);
     }
-    std::vector<TestType> y(x.size()), dx(x.size()), l(rows), dl(x.size(), TestType(NAN));
-    cpu::log_softmax_forward<TestType>(x.data(), y.data(), rows, cols);
+    const ember::kernels::SoftmaxShape sm{.outer = rows, .size = cols, .inner = 1, .log = true};
+    const ember::kernels::ClassLossShape cl{.outer = rows, .classes = cols};
+    std::vector<TestType> y(x.size()), dx(x.size()), l(rows), rw(rows), dl(x.size(), TestType(NAN));
+    cpu::softmax_forward<TestType>(x.data(), y.data(), sm);
     require_close(y, lp, tol, "log_softmax");
-    cpu::log_softmax_backward<TestType>(dy.data(), y.data(), dx.data(), rows, cols);
+    cpu::softmax_backward<TestType>(dy.data(), y.data(), dx.data(), sm);
     require_close(dx, dlsm, tol, "log_softmax_backward");
-    cpu::nll_loss_forward<TestType>(y.data(), t.data(), l.data(), rows, cols);
+    cpu::nll_loss_forward<TestType>(y.data(), t.data(), nullptr, l.data(), rw.data(), cl);
     require_close(l, loss, tol, "nll_loss");
-    cpu::nll_loss_backward<TestType>(g.data(), t.data(), dl.data(), rows, cols);
+    cpu::nll_loss_backward<TestType>(g.data(), t.data(), nullptr, dl.data(), cl);
     require_close(dl, dnll, 0.0, "nll_loss_backward");
     std::vector<TestType> lp2(x.size()), l2(rows), dlogits(x.size(), TestType(NAN));
-    cpu::cross_entropy_forward<TestType>(x.data(), t.data(), lp2.data(), l2.data(), rows, cols);
+    cpu::cross_entropy_forward<TestType>(x.data(), t.data(), nullptr, lp2.data(), l2.data(), rw.data(), cl);
     require_close(lp2, lp, tol, "cross_entropy log_probs");
     require_close(l2, loss, tol, "cross_entropy loss");
-    cpu::cross_entropy_backward<TestType>(lp2.data(), t.data(), g.data(), dlogits.data(), rows, cols);
+    cpu::cross_entropy_backward<TestType>(lp2.data(), t.data(), nullptr, nullptr, g.data(), dlogits.data(), cl);
     require_close(dlogits, dce, tol, "cross_entropy_backward");
   }
 }
