@@ -99,5 +99,7 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_network_cases();
+// BatchNorm2d cases (bench_ops_batch_norm.cpp), called from register_op_cases.
+void register_batch_norm_cases(const Target& target);
 
 }  // namespace ember::bench

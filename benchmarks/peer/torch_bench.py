@@ -137,6 +137,22 @@ def op_cases(b):
         logits.grad = None
         F.cross_entropy(logits, target).backward()
     out["cross_entropy/64x10/train"] = b.timed(ce_train, t)
+    # BatchNorm2d, as ember-bench's batch_norm2d cases: forwards without a graph, backward alone.
+    for name, shape in {"resnet8_c16": (128, 16, 28, 28), "resnet8_c64": (128, 64, 7, 7),
+                        "resnet_56": (32, 64, 56, 56)}.items():
+        bn = torch.nn.BatchNorm2d(shape[1]).to(b.device)
+        x, dy = b.randn(*shape), b.randn(*shape)
+        with torch.no_grad():
+            out[f"batch_norm2d/{name}/train_forward"] = b.timed(lambda: bn(x), t)
+        xg = x.clone().requires_grad_()
+
+        def fwd_bn():
+            xg.grad, bn.weight.grad, bn.bias.grad = None, None, None
+            return bn(xg)
+        out[f"batch_norm2d/{name}/backward"] = b.backward_only(fwd_bn, dy, t)
+        bn.eval()
+        with torch.no_grad():
+            out[f"batch_norm2d/{name}/eval_forward"] = b.timed(lambda: bn(x), t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 
