@@ -104,5 +104,7 @@ void register_network_cases();
 void register_activation_cases(const Target& target);
 // benchmarks/bench_ops_loss.cpp: softmax and cross_entropy with options (from register_op_cases).
 void register_loss_cases(const Target& target);
+// BatchNorm2d cases (bench_ops_batch_norm.cpp), called from register_op_cases.
+void register_batch_norm_cases(const Target& target);
 
 }  // namespace ember::bench

@@ -240,6 +240,7 @@ void register_op_cases() {
     register_shape_cases(target);
     register_activation_cases(target);
     register_loss_cases(target);
+    register_batch_norm_cases(target);
   }
 }
 

@@ -26,6 +26,7 @@ set(EMBER_PUBLIC_HEADERS
   nn/activation.h nn/checkpoint.h nn/container.h nn/conv.h nn/dropout.h nn/expanding_array.h nn/functional.h nn/init.h
   nn/linear.h nn/module.h nn/options/conv.h nn/options/pooling.h nn/pooling.h nn/sequential.h
   nn/loss.h nn/options/loss.h nn/softmax.h
+  nn/normalization.h nn/options/normalization.h
   # optim
   optim/optimizer.h optim/sgd.h optim/step_lr.h
   # data: data sets, loader, sampler, MNIST

@@ -8,6 +8,7 @@
 
 #include "ember/common/error.h"
 #include "ember/kernels/cuda/activation.h"
+#include "ember/kernels/cuda/batch_norm.h"
 #include "ember/kernels/cuda/conv2d.h"
 #include "ember/kernels/cuda/copy.h"
 #include "ember/kernels/cuda/dropout.h"
@@ -158,6 +159,33 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
   template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double, Stream);                     \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t, Stream);      \
   template void sgd_update_multi<T>(const SgdTensor<T>*, size_t, const SgdHyper&, Stream);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(double)
+#undef EMBER_INSTANTIATE
+
+// --- batch_norm.h ---
+template <class T>
+void batch_norm_forward_training(const T*, const T*, const T*, T*, T*, T*, T*, T*, double, double,
+                                 const BatchNormShape&, Stream) {
+  cuda_not_built("batch_norm");
+}
+template <class T>
+void batch_norm_forward_eval(const T*, const T*, const T*, const T*, const T*, T*, T*, double, const BatchNormShape&,
+                             Stream) {
+  cuda_not_built("batch_norm");
+}
+template <class T>
+void batch_norm_backward(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, bool, const BatchNormShape&,
+                         Stream) {
+  cuda_not_built("batch_norm");
+}
+#define EMBER_INSTANTIATE(T)                                                                                    \
+  template void batch_norm_forward_training<T>(const T*, const T*, const T*, T*, T*, T*, T*, T*, double, double, \
+                                               const BatchNormShape&, Stream);                                 \
+  template void batch_norm_forward_eval<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, double,      \
+                                           const BatchNormShape&, Stream);                                     \
+  template void batch_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, bool,       \
+                                       const BatchNormShape&, Stream);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE

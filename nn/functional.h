@@ -5,6 +5,8 @@
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
 //          log_softmax, softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss,
 //          huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits, kl_div}, Reduction
+// defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
+//          log_softmax, nll_loss, cross_entropy, mse_loss, batch_norm}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 
 #include "ember/core/tensor.h"
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
@@ -103,5 +106,17 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 // t (log t - x) (0 where t == 0), or with log_target exp(t) (t - x), on log-probabilities x, as
 // F.kl_div; Reduction::Mean averages over every element (PyTorch's "mean", not "batchmean").
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean, bool log_target = false);
+// input [N, C], [N, C, L] or [N, C, H, W] (any [N, C, *]) normalised per channel, as PyTorch's
+// F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps). Each of
+// running_mean, running_var ([C], both or neither), weight and bias ([C]) may be undefined.
+// training: batch statistics (biased variance), and running_mean/var, when defined, updated in
+// place (running = (1 - momentum) * running + momentum * batch stat, unbiased variance);
+// momentum = nullopt (PyTorch's None, a cumulative average) needs the count of batches that only
+// nn::BatchNorm* keeps, so here it throws when there are running statistics to update. Not
+// training: the running statistics, which must then be defined. Differentiable in input,
+// weight and bias.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
+                  std::optional<double> momentum = 0.1, double eps = 1e-5);
 
 }  // namespace ember::nn::functional

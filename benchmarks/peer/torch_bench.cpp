@@ -213,5 +213,33 @@ int main(int argc, char** argv) {
     F::cross_entropy(logits_s, labels_s, F::CrossEntropyFuncOptions().weight(weight_s).label_smoothing(0.1)).backward();
     logits_s.mutable_grad() = torch::Tensor();
   }, min_time / 4), "us");
+  // BatchNorm2d, as ember-bench's batch_norm2d cases: forwards without a graph, backward alone.
+  for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"resnet8_c16", {128, 16, 28, 28}},
+                             std::pair<const char*, std::vector<int64_t>>{"resnet8_c64", {128, 64, 7, 7}},
+                             std::pair<const char*, std::vector<int64_t>>{"resnet_56", {32, 64, 56, 56}}}) {
+    torch::nn::BatchNorm2d bn(shape[1]);
+    torch::Tensor x = torch::randn(shape), dy = torch::randn(shape);
+    const std::string base = std::string("batch_norm2d/") + name;
+    {
+      torch::NoGradGuard no_grad;
+      print(base + "/train_forward", threads, 1e6 * timed([&] { bn->forward(x); }, min_time / 4), "us");
+    }
+    torch::Tensor xg = x.clone().requires_grad_();
+    double total = 0;
+    int64_t n = 0;
+    while (total < min_time / 4 || n < 2) {
+      xg.mutable_grad() = torch::Tensor();
+      bn->zero_grad();
+      torch::Tensor y = bn->forward(xg);
+      const auto t0 = std::chrono::steady_clock::now();
+      y.backward(dy);
+      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++n;
+    }
+    print(base + "/backward", threads, 1e6 * total / double(n), "us");
+    bn->eval();
+    torch::NoGradGuard no_grad;
+    print(base + "/eval_forward", threads, 1e6 * timed([&] { bn->forward(x); }, min_time / 4), "us");
+  }
   return 0;
 }

@@ -175,6 +175,22 @@ def op_cases(b):
         logits_s.grad = None
         F.cross_entropy(logits_s, target_s, weight=weight_s, label_smoothing=0.1).backward()
     out["cross_entropy/128x10_smooth/train"] = b.timed(ce_smooth_train, t)
+    # BatchNorm2d, as ember-bench's batch_norm2d cases: forwards without a graph, backward alone.
+    for name, shape in {"resnet8_c16": (128, 16, 28, 28), "resnet8_c64": (128, 64, 7, 7),
+                        "resnet_56": (32, 64, 56, 56)}.items():
+        bn = torch.nn.BatchNorm2d(shape[1]).to(b.device)
+        x, dy = b.randn(*shape), b.randn(*shape)
+        with torch.no_grad():
+            out[f"batch_norm2d/{name}/train_forward"] = b.timed(lambda: bn(x), t)
+        xg = x.clone().requires_grad_()
+
+        def fwd_bn():
+            xg.grad, bn.weight.grad, bn.bias.grad = None, None, None
+            return bn(xg)
+        out[f"batch_norm2d/{name}/backward"] = b.backward_only(fwd_bn, dy, t)
+        bn.eval()
+        with torch.no_grad():
+            out[f"batch_norm2d/{name}/eval_forward"] = b.timed(lambda: bn(x), t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 
