@@ -22,7 +22,7 @@
 #include "ember/nn/init.h"          // defines: ember::nn::init::kaiming_uniform_, ...
 #include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten
 #include "ember/nn/module.h"        // defines: ember::nn::Module
-#include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, MaxPool2dOptions
+#include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d
 #include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
 #include "ember/optim/sgd.h"        // defines: ember::optim::SGD
 #include "ember/optim/step_lr.h"    // defines: ember::optim::StepLR
