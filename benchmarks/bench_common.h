@@ -99,5 +99,6 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_network_cases();
+void register_pool_cases(const Target& target);  // benchmarks/bench_ops_pool.cpp
 
 }  // namespace ember::bench

@@ -22,6 +22,8 @@ OPS = {f"conv2d/{c}/{p}": "us" for c in ("conv1", "conv2") for p in ("forward", 
 OPS.update({f"max_pool2d/{p}/{d}": "us" for p in ("pool1", "pool2") for d in ("forward", "backward")})
 OPS.update({"relu/act1/forward": "us", "linear/fc/forward": "us", "linear/fc/train": "us",
             "cross_entropy/64x10/train": "us"})
+OPS.update({f"{p}/{d}": "us" for p in ("avg_pool2d/3x3s2", "adaptive_avg_pool2d/global",
+                                        "adaptive_avg_pool2d/global_large") for d in ("forward", "backward")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
