@@ -25,7 +25,7 @@
 #include "ember/nn/loss.h"          // defines: ember::nn::CrossEntropyLoss, NLLLoss
 #include "ember/nn/module.h"        // defines: ember::nn::Module
 #include "ember/nn/normalization.h" // defines: ember::nn::BatchNorm1d, BatchNorm2d, BatchNormOptions
-#include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, MaxPool2dOptions
+#include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d
 #include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
 #include "ember/nn/softmax.h"       // defines: ember::nn::Softmax, LogSoftmax
 #include "ember/optim/sgd.h"        // defines: ember::optim::SGD

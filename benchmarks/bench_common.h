@@ -106,5 +106,6 @@ void register_activation_cases(const Target& target);
 void register_loss_cases(const Target& target);
 // BatchNorm2d cases (bench_ops_batch_norm.cpp), called from register_op_cases.
 void register_batch_norm_cases(const Target& target);
+void register_pool_cases(const Target& target);  // benchmarks/bench_ops_pool.cpp
 
 }  // namespace ember::bench

@@ -241,6 +241,7 @@ void register_op_cases() {
     register_activation_cases(target);
     register_loss_cases(target);
     register_batch_norm_cases(target);
+    register_pool_cases(target);
   }
 }
 

@@ -62,6 +62,22 @@ template <class T>
 void max_pool2d_forward(const T*, T*, int64_t*, const Pool2dShape&, Stream) { cuda_not_built("max_pool2d"); }
 template <class T>
 void max_pool2d_backward(const T*, const int64_t*, T*, const Pool2dShape&, Stream) { cuda_not_built("max_pool2d"); }
+template <class T>
+void avg_pool2d_forward(const T*, T*, const Pool2dShape&, bool, int64_t, Stream) { cuda_not_built("avg_pool2d"); }
+template <class T>
+void avg_pool2d_backward(const T*, T*, const Pool2dShape&, bool, int64_t, Stream) { cuda_not_built("avg_pool2d"); }
+template <class T>
+void adaptive_avg_pool2d_forward(const T*, T*, const AdaptivePool2dShape&, Stream) { cuda_not_built("adaptive_avg_pool2d"); }
+template <class T>
+void adaptive_avg_pool2d_backward(const T*, T*, const AdaptivePool2dShape&, Stream) { cuda_not_built("adaptive_avg_pool2d"); }
+template <class T>
+void adaptive_max_pool2d_forward(const T*, T*, int64_t*, const AdaptivePool2dShape&, Stream) {
+  cuda_not_built("adaptive_max_pool2d");
+}
+template <class T>
+void adaptive_max_pool2d_backward(const T*, const int64_t*, T*, const AdaptivePool2dShape&, Stream) {
+  cuda_not_built("adaptive_max_pool2d");
+}
 
 // --- copy.h, elementwise.h, reduce.h ---
 void copy_cast(void*, int, const void*, int, const StridedLoop<2>&, Stream) { cuda_not_built("copy"); }
@@ -142,6 +158,12 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
   template void conv2d_backward_weight<T>(const T*, const T*, T*, T*, const Conv2dShape&, T*, Stream);          \
   template void max_pool2d_forward<T>(const T*, T*, int64_t*, const Pool2dShape&, Stream);                     \
   template void max_pool2d_backward<T>(const T*, const int64_t*, T*, const Pool2dShape&, Stream);               \
+  template void avg_pool2d_forward<T>(const T*, T*, const Pool2dShape&, bool, int64_t, Stream);                \
+  template void avg_pool2d_backward<T>(const T*, T*, const Pool2dShape&, bool, int64_t, Stream);               \
+  template void adaptive_avg_pool2d_forward<T>(const T*, T*, const AdaptivePool2dShape&, Stream);              \
+  template void adaptive_avg_pool2d_backward<T>(const T*, T*, const AdaptivePool2dShape&, Stream);             \
+  template void adaptive_max_pool2d_forward<T>(const T*, T*, int64_t*, const AdaptivePool2dShape&, Stream);    \
+  template void adaptive_max_pool2d_backward<T>(const T*, const int64_t*, T*, const AdaptivePool2dShape&, Stream); \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*,  \
                         int64_t, Stream);                                                                       \
   template void gemm_batched<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, int64_t, const T*, \

@@ -1,6 +1,8 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, sigmoid, tanh, gelu, silu, leaky_relu,
 //          elu, hardswish, GELUOptions, linear, flatten, dropout,
+// defines: ember::nn::functional::{conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
+//          adaptive_max_pool2d, relu, linear, flatten, dropout,
 //          log_softmax, nll_loss, cross_entropy, mse_loss}, Reduction
 // defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
 //          log_softmax, softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss,
@@ -20,6 +22,7 @@
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
 #include "ember/nn/options/loss.h"     // defines: Reduction, NllLossOptions, CrossEntropyOptions
 #include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions
+#include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions, AvgPool2dOptions
 
 namespace ember::nn::functional {
 
@@ -31,15 +34,27 @@ using nn::ExpandingArray;
 using nn::MaxPool2dOptions;
 using nn::NllLossOptions;
 using nn::Reduction;
+using nn::AvgPool2dOptions;
 
 // x [N, C, H, W], weight [K, C, kH, kW], bias [K] or undefined -> [N, K, P, Q], as PyTorch's
 // F.conv2d(input, weight, bias, stride, padding, dilation). options.bias is not read.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dOptions& options = {});
 
-// x [N, C, H, W] -> [N, C, P, Q], as PyTorch's F.max_pool2d(input, kernel_size, stride, padding);
-// kernel_size is one number or an {h, w} pair. The argmax of each window is kept for backward.
+// x [N, C, H, W] (or [C, H, W]) -> [N, C, P, Q], as PyTorch's F.max_pool2d(input, kernel_size,
+// stride, padding, dilation, ceil_mode); kernel_size is one number or an {h, w} pair. The argmax
+// of each window is kept for backward.
 Tensor max_pool2d(const Tensor& input, ExpandingArray<2> kernel_size, const MaxPool2dOptions& options = {});
+
+// x [N, C, H, W] (or [C, H, W]) -> [N, C, P, Q], as PyTorch's F.avg_pool2d.
+Tensor avg_pool2d(const Tensor& input, ExpandingArray<2> kernel_size, const AvgPool2dOptions& options = {});
+
+// x [N, C, H, W] (or [C, H, W]) -> [N, C, oh, ow], as PyTorch's F.adaptive_avg_pool2d (1: global).
+Tensor adaptive_avg_pool2d(const Tensor& input, ExpandingArray<2> output_size);
+
+// x [N, C, H, W] (or [C, H, W]) -> [N, C, oh, ow], as PyTorch's F.adaptive_max_pool2d (the output
+// only; each window's argmax is kept for backward).
+Tensor adaptive_max_pool2d(const Tensor& input, ExpandingArray<2> output_size);
 
 Tensor relu(const Tensor& input);
 

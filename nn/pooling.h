@@ -1,5 +1,5 @@
 // Pooling layers.
-// defines: ember::nn::MaxPool2d
+// defines: ember::nn::MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d
 #pragma once
 
 #include <string>
@@ -23,6 +23,41 @@ class MaxPool2d : public Module {
  private:
   ExpandingArray<2> kernel_size_;
   MaxPool2dOptions options_;
+};
+
+// torch.nn.AvgPool2d: AvgPool2d(3, {.stride = 2, .padding = 1, .count_include_pad = false}).
+// Throws at construction for the options functional::avg_pool2d rejects, with its message.
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(ExpandingArray<2> kernel_size, AvgPool2dOptions options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  ExpandingArray<2> kernel_size_;
+  AvgPool2dOptions options_;
+};
+
+// torch.nn.AdaptiveAvgPool2d: AdaptiveAvgPool2d(1) is global average pooling.
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(ExpandingArray<2> output_size);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  ExpandingArray<2> output_size_;
+};
+
+// torch.nn.AdaptiveMaxPool2d (return_indices=False: forward returns the pooled values).
+class AdaptiveMaxPool2d : public Module {
+ public:
+  explicit AdaptiveMaxPool2d(ExpandingArray<2> output_size);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+ private:
+  ExpandingArray<2> output_size_;
 };
 
 }  // namespace ember::nn

@@ -29,6 +29,8 @@ OPS.update({f"softmax/{c}/{d}": "us" for c in ("128x1000", "32x64x28x28") for d 
 OPS.update({"cross_entropy/128x10_smooth/train": "us"})
 OPS.update({f"batch_norm2d/{c}/{p}": "us" for c in ("resnet8_c16", "resnet8_c64", "resnet_56")
             for p in ("train_forward", "backward", "eval_forward")})
+OPS.update({f"{p}/{d}": "us" for p in ("avg_pool2d/3x3s2", "adaptive_avg_pool2d/global",
+                                        "adaptive_avg_pool2d/global_large") for d in ("forward", "backward")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

@@ -241,5 +241,28 @@ int main(int argc, char** argv) {
     torch::NoGradGuard no_grad;
     print(base + "/eval_forward", threads, 1e6 * timed([&] { bn->forward(x); }, min_time / 4), "us");
   }
+  // The pooling cases of benchmarks/bench_ops_pool.cpp: forward, and backward alone.
+  auto pool_case = [&](const std::string& name, std::vector<int64_t> shape,
+                       const std::function<torch::Tensor(const torch::Tensor&)>& op) {
+    torch::Tensor x = torch::randn(shape);
+    print(name + "/forward", threads, 1e6 * timed([&] { op(x); }, min_time / 4), "us");
+    torch::Tensor xg = x.clone().requires_grad_(), dy = torch::randn_like(op(x));
+    double total = 0;
+    int64_t n = 0;
+    while (total < min_time / 4 || n < 2) {
+      xg.mutable_grad() = torch::Tensor();
+      torch::Tensor y = op(xg);
+      const auto t0 = std::chrono::steady_clock::now();
+      y.backward(dy);
+      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++n;
+    }
+    print(name + "/backward", threads, 1e6 * total / double(n), "us");
+  };
+  pool_case("avg_pool2d/3x3s2", {32, 64, 56, 56}, [](const torch::Tensor& x) { return torch::avg_pool2d(x, 3, 2, 1); });
+  pool_case("adaptive_avg_pool2d/global", {128, 64, 7, 7},
+            [](const torch::Tensor& x) { return torch::adaptive_avg_pool2d(x, {1, 1}); });
+  pool_case("adaptive_avg_pool2d/global_large", {32, 512, 7, 7},
+            [](const torch::Tensor& x) { return torch::adaptive_avg_pool2d(x, {1, 1}); });
   return 0;
 }

@@ -191,6 +191,20 @@ def op_cases(b):
         bn.eval()
         with torch.no_grad():
             out[f"batch_norm2d/{name}/eval_forward"] = b.timed(lambda: bn(x), t)
+    # The pooling cases of benchmarks/bench_ops_pool.cpp.
+    pools = {"avg_pool2d/3x3s2": ((32, 64, 56, 56), lambda v: F.avg_pool2d(v, 3, 2, 1)),
+             "adaptive_avg_pool2d/global": ((128, 64, 7, 7), lambda v: F.adaptive_avg_pool2d(v, 1)),
+             "adaptive_avg_pool2d/global_large": ((32, 512, 7, 7), lambda v: F.adaptive_avg_pool2d(v, 1))}
+    for name, (shape, op) in pools.items():
+        x = b.randn(*shape)
+        out[f"{name}/forward"] = b.timed(lambda: op(x), t)
+        xg = x.clone().requires_grad_()
+        dy = torch.randn_like(op(x))
+
+        def fwd_op():
+            xg.grad = None
+            return op(xg)
+        out[f"{name}/backward"] = b.backward_only(fwd_op, dy, t)
     return {name: (seconds * 1e6, "us") for name, seconds in out.items()}
 
 

@@ -24,15 +24,16 @@ bool has_avx512() {
 }
 
 // The tutorial's pool: 2 x 2 windows, stride 2, no padding (windows tile the input).
+// (Undilated, and every window whole: ceil mode may add a partial last row or column.)
 bool is_2x2_stride2(const Pool2dShape& s) {
   return s.kernel_h == 2 && s.kernel_w == 2 && s.stride_h == 2 && s.stride_w == 2 && s.pad_h == 0 &&
-         s.pad_w == 0;
+         s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1 && 2 * s.out_h() <= s.in_h &&
+         2 * s.out_w() <= s.in_w;
 }
 
-int plane_threads(const Pool2dShape& s) {
-  const int64_t work = s.batch * s.channels * s.in_h * s.in_w;
-  return (work > 32768 && !omp_in_parallel()) ? get_num_threads() : 1;
-}
+int threads_for(int64_t work) { return (work > 32768 && !omp_in_parallel()) ? get_num_threads() : 1; }
+
+int plane_threads(const Pool2dShape& s) { return threads_for(s.batch * s.channels * s.in_h * s.in_w); }
 
 // One plane of the tutorial's pool (2 x 2, stride 2, no padding) for float, 16 outputs at a time:
 // two rows of 32 inputs are loaded (masked on the tail, so nothing past the row is touched),
@@ -155,16 +156,19 @@ void pool_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s) {
       }
       continue;
     }
+    // General path: window taps h0 + j * dilation_h (PyTorch's loop), padding skipped.
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t h0 = oh * s.stride_h - s.pad_h;
-      const int64_t h_lo = std::max<int64_t>(h0, 0), h_hi = std::min(h0 + s.kernel_h, s.in_h);
+      const int64_t h_lo = first_tap(h0, s.dilation_h);
+      const int64_t h_hi = std::min(h0 + (s.kernel_h - 1) * s.dilation_h + 1, s.in_h);
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t w0 = ow * s.stride_w - s.pad_w;
-        const int64_t w_lo = std::max<int64_t>(w0, 0), w_hi = std::min(w0 + s.kernel_w, s.in_w);
+        const int64_t w_lo = first_tap(w0, s.dilation_w);
+        const int64_t w_hi = std::min(w0 + (s.kernel_w - 1) * s.dilation_w + 1, s.in_w);
         T best = -std::numeric_limits<T>::infinity();
         int64_t best_index = h_lo * s.in_w + w_lo;
-        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
-          for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+        for (int64_t ih = h_lo; ih < h_hi; ih += s.dilation_h) {
+          for (int64_t iw = w_lo; iw < w_hi; iw += s.dilation_w) {
             const int64_t index = ih * s.in_w + iw;
             const T v = in[index];
             if (v > best || std::isnan(v)) {
@@ -215,10 +219,171 @@ void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2d
   }
 }
 
+template <class T>
+void avg_pool2d_forward(const T* x, T* y, const Pool2dShape& s, bool count_include_pad, int64_t divisor_override) {
+  const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
+  const int64_t in_plane = s.in_h * s.in_w, out_plane = OH * OW;
+#pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T* in = x + pl * in_plane;
+    T* out = y + pl * out_plane;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const PoolSpan h = avg_pool_span(oh, s.stride_h, s.pad_h, s.kernel_h, s.in_h);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const PoolSpan w = avg_pool_span(ow, s.stride_w, s.pad_w, s.kernel_w, s.in_w);
+        T sum = T(0);
+        for (int64_t ih = h.lo; ih < h.hi; ++ih) {
+          const T* row = in + ih * s.in_w;
+          for (int64_t iw = w.lo; iw < w.hi; ++iw) sum += row[iw];
+        }
+        const int64_t divisor = avg_pool_divisor(h, w, count_include_pad, divisor_override);
+        out[oh * OW + ow] = divisor != 0 ? sum / T(divisor) : T(0);
+      }
+    }
+  }
+}
+
+template <class T>
+void avg_pool2d_backward(const T* dy, T* dx, const Pool2dShape& s, bool count_include_pad, int64_t divisor_override) {
+  const int64_t OH = s.out_h(), OW = s.out_w(), planes = s.batch * s.channels;
+  const int64_t in_plane = s.in_h * s.in_w, out_plane = OH * OW;
+#pragma omp parallel for num_threads(plane_threads(s)) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    T* d = dx + pl * in_plane;
+    const T* g = dy + pl * out_plane;
+    std::fill(d, d + in_plane, T(0));
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const PoolSpan h = avg_pool_span(oh, s.stride_h, s.pad_h, s.kernel_h, s.in_h);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const PoolSpan w = avg_pool_span(ow, s.stride_w, s.pad_w, s.kernel_w, s.in_w);
+        const int64_t divisor = avg_pool_divisor(h, w, count_include_pad, divisor_override);
+        if (divisor == 0) continue;
+        const T share = g[oh * OW + ow] / T(divisor);
+        for (int64_t ih = h.lo; ih < h.hi; ++ih) {
+          T* row = d + ih * s.in_w;
+#pragma omp simd
+          for (int64_t iw = w.lo; iw < w.hi; ++iw) row[iw] += share;
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void adaptive_avg_pool2d_forward(const T* x, T* y, const AdaptivePool2dShape& s) {
+  const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  const int threads = threads_for(planes * in_plane);
+  if (out_plane == 1) {
+    // Global average pooling: one contiguous sum per plane.
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const T* in = x + pl * in_plane;
+      T sum = T(0);
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = 0; i < in_plane; ++i) sum += in[i];
+      y[pl] = sum / T(in_plane);
+    }
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T* in = x + pl * in_plane;
+    T* out = y + pl * out_plane;
+    for (int64_t oh = 0; oh < s.out_h; ++oh) {
+      const int64_t h_lo = adaptive_start(oh, s.in_h, s.out_h), h_hi = adaptive_end(oh, s.in_h, s.out_h);
+      for (int64_t ow = 0; ow < s.out_w; ++ow) {
+        const int64_t w_lo = adaptive_start(ow, s.in_w, s.out_w), w_hi = adaptive_end(ow, s.in_w, s.out_w);
+        T sum = T(0);
+        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+          for (int64_t iw = w_lo; iw < w_hi; ++iw) sum += in[ih * s.in_w + iw];
+        }
+        out[oh * s.out_w + ow] = sum / T((h_hi - h_lo) * (w_hi - w_lo));
+      }
+    }
+  }
+}
+
+template <class T>
+void adaptive_avg_pool2d_backward(const T* dy, T* dx, const AdaptivePool2dShape& s) {
+  const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  const int threads = threads_for(planes * in_plane);
+  if (out_plane == 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const T share = dy[pl] / T(in_plane);
+      T* d = dx + pl * in_plane;
+#pragma omp simd
+      for (int64_t i = 0; i < in_plane; ++i) d[i] = share;
+    }
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    T* d = dx + pl * in_plane;
+    const T* g = dy + pl * out_plane;
+    std::fill(d, d + in_plane, T(0));
+    for (int64_t oh = 0; oh < s.out_h; ++oh) {
+      const int64_t h_lo = adaptive_start(oh, s.in_h, s.out_h), h_hi = adaptive_end(oh, s.in_h, s.out_h);
+      for (int64_t ow = 0; ow < s.out_w; ++ow) {
+        const int64_t w_lo = adaptive_start(ow, s.in_w, s.out_w), w_hi = adaptive_end(ow, s.in_w, s.out_w);
+        const T share = g[oh * s.out_w + ow] / T((h_hi - h_lo) * (w_hi - w_lo));
+        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+          for (int64_t iw = w_lo; iw < w_hi; ++iw) d[ih * s.in_w + iw] += share;
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void adaptive_max_pool2d_forward(const T* x, T* y, int64_t* argmax, const AdaptivePool2dShape& s) {
+  const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+#pragma omp parallel for num_threads(threads_for(planes * in_plane)) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T* in = x + pl * in_plane;
+    for (int64_t oh = 0; oh < s.out_h; ++oh) {
+      const int64_t h_lo = adaptive_start(oh, s.in_h, s.out_h), h_hi = adaptive_end(oh, s.in_h, s.out_h);
+      for (int64_t ow = 0; ow < s.out_w; ++ow) {
+        const int64_t w_lo = adaptive_start(ow, s.in_w, s.out_w), w_hi = adaptive_end(ow, s.in_w, s.out_w);
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t best_index = h_lo * s.in_w + w_lo;
+        for (int64_t ih = h_lo; ih < h_hi; ++ih) {
+          for (int64_t iw = w_lo; iw < w_hi; ++iw) {
+            const T v = in[ih * s.in_w + iw];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              best_index = ih * s.in_w + iw;
+            }
+          }
+        }
+        y[pl * out_plane + oh * s.out_w + ow] = best;
+        argmax[pl * out_plane + oh * s.out_w + ow] = best_index;
+      }
+    }
+  }
+}
+
+template <class T>
+void adaptive_max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const AdaptivePool2dShape& s) {
+  const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+#pragma omp parallel for num_threads(threads_for(planes * in_plane)) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    T* d = dx + pl * in_plane;
+    std::fill(d, d + in_plane, T(0));
+    for (int64_t o = 0; o < out_plane; ++o) d[argmax[pl * out_plane + o]] += dy[pl * out_plane + o];
+  }
+}
+
 #define EMBER_INSTANTIATE_POOL(T)                                                                \
   template void max_pool2d_forward<T>(const T*, T*, int64_t*, const Pool2dShape&);               \
   template void max_pool2d_relu_forward<T>(const T*, T*, int64_t*, const Pool2dShape&);          \
-  template void max_pool2d_backward<T>(const T*, const int64_t*, T*, const Pool2dShape&);
+  template void max_pool2d_backward<T>(const T*, const int64_t*, T*, const Pool2dShape&);        \
+  template void avg_pool2d_forward<T>(const T*, T*, const Pool2dShape&, bool, int64_t);          \
+  template void avg_pool2d_backward<T>(const T*, T*, const Pool2dShape&, bool, int64_t);         \
+  template void adaptive_avg_pool2d_forward<T>(const T*, T*, const AdaptivePool2dShape&);        \
+  template void adaptive_avg_pool2d_backward<T>(const T*, T*, const AdaptivePool2dShape&);       \
+  template void adaptive_max_pool2d_forward<T>(const T*, T*, int64_t*, const AdaptivePool2dShape&); \
+  template void adaptive_max_pool2d_backward<T>(const T*, const int64_t*, T*, const AdaptivePool2dShape&);
 EMBER_INSTANTIATE_POOL(float)
 EMBER_INSTANTIATE_POOL(double)
 #undef EMBER_INSTANTIATE_POOL

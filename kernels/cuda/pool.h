@@ -1,5 +1,8 @@
-// 2-D max pooling on NCHW tensors on one CUDA device (the twin of kernels/cpu/pool.h), and its backward.
-// defines: ember::kernels::cuda::max_pool2d_forward, max_pool2d_backward
+// 2-D pooling on NCHW tensors on one CUDA device (the twin of kernels/cpu/pool.h): max (ceil mode,
+// dilation), average, adaptive average and adaptive max, each with its backward.
+// defines: ember::kernels::cuda::max_pool2d_forward, max_pool2d_backward, avg_pool2d_forward,
+//          avg_pool2d_backward, adaptive_avg_pool2d_forward, adaptive_avg_pool2d_backward,
+//          adaptive_max_pool2d_forward, adaptive_max_pool2d_backward
 #pragma once
 
 #include <cstdint>
@@ -22,5 +25,28 @@ void max_pool2d_forward(const T* x, T* y, int64_t* argmax, const Pool2dShape& s,
 // in output order, as the CPU kernel sums).
 template <class T>
 void max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const Pool2dShape& s, Stream stream);
+
+// The twins of kernels::cpu::avg_pool2d_forward / backward (same requirements, device pointers).
+// The backward gathers, per input element, dy / divisor of the windows holding it in output
+// order: the CPU's sum order, without atomics.
+template <class T>
+void avg_pool2d_forward(const T* x, T* y, const Pool2dShape& s, bool count_include_pad, int64_t divisor_override,
+                        Stream stream);
+template <class T>
+void avg_pool2d_backward(const T* dy, T* dx, const Pool2dShape& s, bool count_include_pad, int64_t divisor_override,
+                         Stream stream);
+
+// The twins of kernels::cpu::adaptive_avg_pool2d_forward / backward (the backward gathers, as above).
+template <class T>
+void adaptive_avg_pool2d_forward(const T* x, T* y, const AdaptivePool2dShape& s, Stream stream);
+template <class T>
+void adaptive_avg_pool2d_backward(const T* dy, T* dx, const AdaptivePool2dShape& s, Stream stream);
+
+// The twins of kernels::cpu::adaptive_max_pool2d_forward / backward (same argmax convention).
+template <class T>
+void adaptive_max_pool2d_forward(const T* x, T* y, int64_t* argmax, const AdaptivePool2dShape& s, Stream stream);
+template <class T>
+void adaptive_max_pool2d_backward(const T* dy, const int64_t* argmax, T* dx, const AdaptivePool2dShape& s,
+                                  Stream stream);
 
 }  // namespace ember::kernels::cuda

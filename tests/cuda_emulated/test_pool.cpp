@@ -1,9 +1,11 @@
-// max_pool2d forward and backward on the emulator against the CPU (kernels/cpu/pool.h): padding,
+// Pooling on the emulator against the CPU (kernels/cpu/pool.h). max_pool2d forward and backward: padding,
 // stride smaller than the kernel (overlapping windows, whose gradients the backward gathers and
 // sums in output order, as the CPU scatters them), floor-mode edges, the CPU's 2x2/stride-2 fast
 // path, and the conventions: ties keep the first index, a NaN wins, all -inf windows keep their
-// first index. Values and argmax must match exactly. (Pool2dShape has no dilation: neither kernel
-// supports it.)
+// first index; ceil mode's partial last windows and dilation. Values and argmax must match
+// exactly. avg_pool2d (count_include_pad, divisor_override, ceil mode), adaptive average (global
+// and uneven windows) and adaptive max: the backward gathers sum in the CPU's order, so gradients
+// match exactly too; forward sums match to rounding (the CPU's global mean is a vectorised sum).
 #include "emulated_checks.h"
 
 #include <cstdint>
@@ -12,6 +14,8 @@
 
 #include "ember/kernels/cpu/pool.h"
 #include "ember/kernels/cuda/pool.h"
+
+using ember::kernels::AdaptivePool2dShape;
 
 namespace cpu = ember::kernels::cpu;
 using ember::kernels::Pool2dShape;
@@ -25,7 +29,8 @@ std::string describe(const Pool2dShape& s) {
   auto n = [](int64_t v) { return std::to_string(v); };
   return "x [" + n(s.batch) + ", " + n(s.channels) + ", " + n(s.in_h) + ", " + n(s.in_w) + "] kernel " +
          n(s.kernel_h) + "x" + n(s.kernel_w) + " stride " + n(s.stride_h) + "x" + n(s.stride_w) + " pad " +
-         n(s.pad_h) + "x" + n(s.pad_w);
+         n(s.pad_h) + "x" + n(s.pad_w) + " dilation " + n(s.dilation_h) + "x" + n(s.dilation_w) +
+         (s.ceil_mode ? " ceil" : "");
 }
 
 enum class Values { Random, Ties, Special };
@@ -97,6 +102,12 @@ const Pool2dShape kShapes[] = {
     {1, 3, 10, 3, 4, 1, 3, 2, 2, 0}, // stride 3 over a 4-tall window (overlap 1), a 1-wide kernel
     {2, 3, 9, 10, 3, 2, 2, 1, 1, 0}, // a 3x2 window, stride (2, 1), padding (1, 0)
     {1, 2, 7, 11, 2, 4, 1, 3, 1, 2}, // a 2x4 window, stride (1, 3), padding (1, 2) = half of each side
+    {2, 3, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, true},  // ceil mode: a partial last row and column
+    {1, 2, 5, 5, 2, 2, 2, 2, 1, 1, 1, 1, true},   // ceil mode drops a window that starts in the padding
+    {2, 2, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1, true},   // 2x2/stride 2 on odd sizes in ceil mode: not the fast path
+    {2, 3, 13, 12, 3, 3, 2, 2, 2, 1, 2, 2},       // dilation 2, padding up to half the effective kernel
+    {1, 4, 10, 15, 2, 3, 3, 2, 1, 2, 3, 2, true}, // dilation (3, 2), ceil mode, rectangular
+    {1, 1, 6, 6, 3, 3, 1, 1, 2, 2, 2, 2},         // dilation 2, stride 1: windows that skip padding taps
 };
 
 }  // namespace
@@ -125,4 +136,106 @@ TEMPLATE_TEST_CASE("emulated max_pool2d covers several blocks with a partial las
                    float, double) {
   std::mt19937_64 rng(44);
   check_pool<TestType>({3, 5, 13, 11, 3, 3, 2, 2, 1, 1}, Values::Random, rng);
+}
+
+namespace {
+
+// avg_pool2d forward and backward, with the divisor variants.
+template <class T>
+void check_avg_pool(const Pool2dShape& s, bool include_pad, int64_t divisor, std::mt19937_64& rng) {
+  const std::string what = describe(s) + (include_pad ? ", count_include_pad" : "") +
+                           (divisor != 0 ? ", divisor " + std::to_string(divisor) : "");
+  const size_t in_size = s.batch * s.channels * s.in_h * s.in_w;
+  const size_t out_size = s.batch * s.channels * s.out_h() * s.out_w();
+  const auto x = ember::test::random_vector<T>(in_size, rng);
+  const auto stream = ember::test::default_stream();
+  std::vector<T> y = poisoned<T>(out_size), want_y(out_size);
+  cuda::avg_pool2d_forward<T>(x.data(), y.data(), s, include_pad, divisor, stream);
+  cpu::avg_pool2d_forward<T>(x.data(), want_y.data(), s, include_pad, divisor);
+  CHECK(matches(y, want_y, "avg_pool2d_forward, " + what));
+  const auto dy = ember::test::random_vector<T>(out_size, rng);
+  std::vector<T> dx = poisoned<T>(in_size), want_dx(in_size);
+  cuda::avg_pool2d_backward<T>(dy.data(), dx.data(), s, include_pad, divisor, stream);
+  cpu::avg_pool2d_backward<T>(dy.data(), want_dx.data(), s, include_pad, divisor);
+  CHECK(matches(dx, want_dx, "avg_pool2d_backward, " + what));
+}
+
+std::string describe(const AdaptivePool2dShape& s) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return "x [" + n(s.batch) + ", " + n(s.channels) + ", " + n(s.in_h) + ", " + n(s.in_w) + "] to " + n(s.out_h) +
+         "x" + n(s.out_w);
+}
+
+template <class T>
+void check_adaptive(const AdaptivePool2dShape& s, Values kind, std::mt19937_64& rng) {
+  const std::string what = describe(s) + (kind == Values::Ties ? ", ties" : kind == Values::Special ? ", NaN and -inf" : "");
+  const size_t in_size = s.batch * s.channels * s.in_h * s.in_w;
+  const size_t out_size = s.batch * s.channels * s.out_h * s.out_w;
+  const auto x = pool_input<T>(in_size, kind, rng);
+  const auto dy = ember::test::random_vector<T>(out_size, rng);
+  const auto stream = ember::test::default_stream();
+
+  std::vector<T> y = poisoned<T>(out_size), want_y(out_size);
+  std::vector<int64_t> argmax = poisoned<int64_t>(out_size), want_argmax(out_size);
+  cuda::adaptive_max_pool2d_forward<T>(x.data(), y.data(), argmax.data(), s, stream);
+  cpu::adaptive_max_pool2d_forward<T>(x.data(), want_y.data(), want_argmax.data(), s);
+  CHECK(identical(y, want_y, "adaptive_max_pool2d_forward y, " + what));
+  CHECK(matches(argmax, want_argmax, "adaptive_max_pool2d_forward argmax, " + what));
+  std::vector<T> dx = poisoned<T>(in_size), want_dx(in_size);
+  cuda::adaptive_max_pool2d_backward<T>(dy.data(), argmax.data(), dx.data(), s, stream);
+  cpu::adaptive_max_pool2d_backward<T>(dy.data(), want_argmax.data(), want_dx.data(), s);
+  CHECK(matches(dx, want_dx, "adaptive_max_pool2d_backward, " + what, 0.0));
+
+  if (kind != Values::Random) return;  // averages of NaN and -inf say nothing more
+  std::vector<T> mean = poisoned<T>(out_size), want_mean(out_size);
+  cuda::adaptive_avg_pool2d_forward<T>(x.data(), mean.data(), s, stream);
+  cpu::adaptive_avg_pool2d_forward<T>(x.data(), want_mean.data(), s);
+  CHECK(matches(mean, want_mean, "adaptive_avg_pool2d_forward, " + what));
+  std::vector<T> dmean = poisoned<T>(in_size), want_dmean(in_size);
+  cuda::adaptive_avg_pool2d_backward<T>(dy.data(), dmean.data(), s, stream);
+  cpu::adaptive_avg_pool2d_backward<T>(dy.data(), want_dmean.data(), s);
+  CHECK(matches(dmean, want_dmean, "adaptive_avg_pool2d_backward, " + what));
+}
+
+//    batch C  H  W  oh ow
+const AdaptivePool2dShape kAdaptiveShapes[] = {
+    {2, 3, 7, 7, 1, 1},     // global
+    {1, 5, 13, 11, 1, 1},   // global, odd plane
+    {2, 3, 7, 10, 3, 3},    // uneven overlapping windows
+    {2, 3, 11, 9, 5, 4},
+    {1, 2, 3, 2, 5, 4},     // more outputs than inputs: windows repeat inputs
+    {1, 1, 8, 8, 4, 4},     // windows that tile exactly
+    {3, 2, 6, 9, 6, 1},     // identity along h, global along w
+};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("emulated avg_pool2d matches the CPU: padding counted or not, divisor_override, ceil mode",
+                   "[cuda-emulated][pool]", float, double) {
+  std::mt19937_64 rng(45);
+  const Pool2dShape shapes[] = {
+      {2, 3, 7, 9, 3, 2, 2, 1, 1, 1},
+      {1, 2, 6, 6, 3, 3, 1, 1, 1, 1},
+      {2, 2, 7, 9, 2, 2, 2, 2, 0, 0},
+      {1, 1, 5, 4, 5, 4, 1, 1, 2, 2},
+      {2, 3, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, true},
+      {2, 3, 10, 7, 3, 3, 2, 2, 1, 1, 1, 1, true},
+      {1, 2, 11, 6, 2, 4, 3, 1, 1, 2},
+      {3, 5, 13, 11, 3, 3, 2, 2, 1, 1},
+  };
+  for (const auto& s : shapes) {
+    check_avg_pool<TestType>(s, true, 0, rng);
+    check_avg_pool<TestType>(s, false, 0, rng);
+    check_avg_pool<TestType>(s, true, 5, rng);
+  }
+}
+
+TEMPLATE_TEST_CASE("emulated adaptive max and average pooling match the CPU: global, uneven and repeated windows",
+                   "[cuda-emulated][pool]", float, double) {
+  std::mt19937_64 rng(46);
+  for (const auto& s : kAdaptiveShapes) {
+    check_adaptive<TestType>(s, Values::Random, rng);
+    check_adaptive<TestType>(s, Values::Ties, rng);
+    check_adaptive<TestType>(s, Values::Special, rng);
+  }
 }

@@ -262,6 +262,20 @@ TEST_CASE("layers take designated-initializer options, with {h, w} pairs printed
   CHECK(rect.repr() == "MaxPool2d(kernel_size=(3, 2), stride=(2, 1), padding=0, dilation=1, ceil_mode=False)");
   CHECK(rect(ember::randn({1, 1, 7, 8})).sizes() == ember::Shape{1, 1, 3, 7});
   CHECK(nn::MaxPool2d(2).repr() == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)");
+  // The repr strings below are PyTorch's (torch.nn.AvgPool2d(3, 2, 1) and so on).
+  nn::MaxPool2d dilated_pool(3, {.dilation = 2, .ceil_mode = true});
+  CHECK(dilated_pool.repr() == "MaxPool2d(kernel_size=3, stride=3, padding=0, dilation=2, ceil_mode=True)");
+  CHECK(dilated_pool(ember::randn({1, 2, 9, 10})).sizes() == ember::Shape{1, 2, 3, 3});
+  nn::AvgPool2d avg(3, {.stride = 2, .padding = 1, .count_include_pad = false});
+  CHECK(avg.repr() == "AvgPool2d(kernel_size=3, stride=2, padding=1)");
+  CHECK(avg(ember::randn({2, 3, 7, 8})).sizes() == ember::Shape{2, 3, 4, 4});
+  CHECK(nn::AvgPool2d({3, 2}).repr() == "AvgPool2d(kernel_size=(3, 2), stride=(3, 2), padding=0)");
+  nn::AdaptiveAvgPool2d gap(1);
+  CHECK(gap.repr() == "AdaptiveAvgPool2d(output_size=1)");
+  CHECK(gap(ember::randn({2, 3, 7, 7})).sizes() == ember::Shape{2, 3, 1, 1});
+  nn::AdaptiveMaxPool2d amp({3, 4});
+  CHECK(amp.repr() == "AdaptiveMaxPool2d(output_size=(3, 4))");
+  CHECK(amp(ember::randn({3, 7, 9})).sizes() == ember::Shape{3, 3, 4});
 
   nn::Linear fc(784, 10, {.bias = false});
   CHECK_FALSE(fc.bias.defined());
@@ -311,11 +325,19 @@ TEST_CASE("invalid layer options throw at construction with the functional op's 
   CHECK(message([] { nn::MaxPool2d(2, {.stride = 0}); }) == "max_pool2d: stride must be positive, got 0");
   CHECK(message([] { nn::MaxPool2d(2, {.stride = 0}); }) == message([&] { F::max_pool2d(x, 2, {.stride = 0}); }));
   CHECK(message([] { nn::MaxPool2d({3, 2}, {.padding = {1, 2}}); }) ==
-        "max_pool2d: padding must be between 0 and half the kernel size (3, 2), got (1, 2)");
+        "max_pool2d: pad should be at most half of effective kernel size, but got padding=(1, 2), kernel_size=(3, 2) "
+        "and dilation=1");
   CHECK(message([] { nn::MaxPool2d({3, 2}, {.padding = {1, 2}}); }) ==
         message([&] { F::max_pool2d(x, {3, 2}, {.padding = {1, 2}}); }));
   CHECK(message([] { nn::MaxPool2d(0); }) == message([&] { F::max_pool2d(x, 0); }));
-  CHECK(message([] { nn::MaxPool2d(2, {.dilation = 2}); }) == message([&] { F::max_pool2d(x, 2, {.dilation = 2}); }));
-  CHECK_THAT(message([] { nn::MaxPool2d(2, {.dilation = 2}); }), Catch::Contains("dilation=2 is not supported yet"));
+  CHECK(message([] { nn::MaxPool2d(2, {.dilation = 0}); }) == message([&] { F::max_pool2d(x, 2, {.dilation = 0}); }));
+  CHECK(message([] { nn::MaxPool2d(2, {.dilation = 0}); }) == "max_pool2d: dilation must be positive, got 0");
+  CHECK(message([] { nn::AvgPool2d(2, {.padding = 2}); }) == message([&] { F::avg_pool2d(x, 2, {.padding = 2}); }));
+  CHECK(message([] { nn::AvgPool2d(2, {.padding = 2}); }) ==
+        "avg_pool2d: pad should be at most half of kernel size, but got padding=2, kernel_size=2");
+  CHECK(message([] { nn::AvgPool2d(2, {.divisor_override = 0}); }) == "avg_pool2d: divisor_override must not be zero");
+  CHECK(message([] { nn::AdaptiveAvgPool2d({0, 3}); }) ==
+        message([&] { F::adaptive_avg_pool2d(x, {0, 3}); }));
+  CHECK(message([] { nn::AdaptiveMaxPool2d(0); }) == "adaptive_max_pool2d: output_size must be positive, got 0");
   CHECK_THAT(message([] { nn::Linear(0, 10, {.bias = false}); }), Catch::Contains("Linear: features must be positive"));
 }
