@@ -1,0 +1,205 @@
+#include "ember/kernels/cpu/conv2d_depthwise.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "ember/kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// Note [depthwise rows]: every pass works a plane at a time (one image, one channel: a few KB,
+// in L1), one output row and one tap (r, q) at a time, over the output columns [lo, hi) whose
+// input column ow * stride_w + q * dilation_w - pad_w lies inside the row: a branch-free loop
+// along the row that the compiler vectorises (contiguous for stride 1). The planes are the
+// parallel unit, so the 3x3 MobileNet conv streams x and y once, near the memory bandwidth.
+
+// The plane geometry the row loops need, with every tap's column range precomputed.
+struct Plane {
+  int64_t H, W, OH, OW, R, S, sh, sw, ph, pw, dh, dw;
+};
+
+Plane plane_of(const Conv2dShape& s) {
+  return {s.in_h,     s.in_w,     s.out_h(), s.out_w(), s.kernel_h, s.kernel_w,
+          s.stride_h, s.stride_w, s.pad_h,   s.pad_w,   s.dilation_h, s.dilation_w};
+}
+
+// Output columns [lo, hi) whose input column ow * sw + off lies in [0, W) (off = q * dw - pw).
+inline void columns(const Plane& g, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+  hi = off >= g.W ? 0 : std::min(g.OW, (g.W - 1 - off) / g.sw + 1);
+  if (hi < lo) hi = lo;
+}
+
+// One output plane: y = bias + sum over taps of w[r, q] * x shifted.
+template <class T>
+[[gnu::always_inline]] inline void forward_plane_loop(const T* x, const T* w, T bias, T* y, const Plane& g) {
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    T* yr = y + oh * g.OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < g.OW; ++ow) yr[ow] = bias;
+    for (int64_t r = 0; r < g.R; ++r) {
+      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+      const T* xr = x + ih * g.W;
+      for (int64_t q = 0; q < g.S; ++q) {
+        const int64_t off = q * g.dw - g.pw;
+        int64_t lo, hi;
+        columns(g, off, lo, hi);
+        const T wv = w[r * g.S + q];
+        if (g.sw == 1) {
+          const T* xs = xr + off;
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow];
+        } else {
+          const int64_t sw = g.sw;
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw + off];
+        }
+      }
+    }
+  }
+}
+
+// One dx plane's share from one output channel: dx += the transposed conv of dy with w (scatter
+// form: each dy row adds into the dx rows its taps read; within a row the targets are distinct).
+template <class T>
+[[gnu::always_inline]] inline void input_plane_loop(const T* dy, const T* w, T* dx, const Plane& g) {
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const T* dyr = dy + oh * g.OW;
+    for (int64_t r = 0; r < g.R; ++r) {
+      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+      T* dxr = dx + ih * g.W;
+      for (int64_t q = 0; q < g.S; ++q) {
+        const int64_t off = q * g.dw - g.pw;
+        int64_t lo, hi;
+        columns(g, off, lo, hi);
+        const T wv = w[r * g.S + q];
+        if (g.sw == 1) {
+          T* ds = dxr + off;
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) ds[ow] += wv * dyr[ow];
+        } else {
+          // Strided targets, distinct within the row: no vector dependence, but scattered stores.
+          const int64_t sw = g.sw;
+          for (int64_t ow = lo; ow < hi; ++ow) dxr[ow * sw + off] += wv * dyr[ow];
+        }
+      }
+    }
+  }
+}
+
+// dw[r, q] += sum over the plane of dy * x shifted by tap (r, q).
+template <class T>
+[[gnu::always_inline]] inline void weight_plane_loop(const T* dy, const T* x, T* dw, const Plane& g) {
+  for (int64_t r = 0; r < g.R; ++r) {
+    for (int64_t q = 0; q < g.S; ++q) {
+      const int64_t off = q * g.dw - g.pw;
+      int64_t lo, hi;
+      columns(g, off, lo, hi);
+      T sum = T(0);
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        const T* dyr = dy + oh * g.OW;
+        const T* xr = x + ih * g.W;
+        const int64_t sw = g.sw;
+        T row = T(0);
+#pragma omp simd reduction(+ : row)
+        for (int64_t ow = lo; ow < hi; ++ow) row += dyr[ow] * xr[ow * sw + off];
+        sum += row;
+      }
+      dw[r * g.S + q] += sum;
+    }
+  }
+}
+
+// The plane loops compiled for AVX-512, AVX2 and the baseline (threading.h). The clone is picked
+// once per process, so a result is the same from run to run on one machine.
+EMBER_VECTOR_CLONES void forward_plane(const float* x, const float* w, float b, float* y, const Plane& g) {
+  forward_plane_loop(x, w, b, y, g);
+}
+EMBER_VECTOR_CLONES void forward_plane(const double* x, const double* w, double b, double* y, const Plane& g) {
+  forward_plane_loop(x, w, b, y, g);
+}
+EMBER_VECTOR_CLONES void input_plane(const float* dy, const float* w, float* dx, const Plane& g) {
+  input_plane_loop(dy, w, dx, g);
+}
+EMBER_VECTOR_CLONES void input_plane(const double* dy, const double* w, double* dx, const Plane& g) {
+  input_plane_loop(dy, w, dx, g);
+}
+EMBER_VECTOR_CLONES void weight_plane(const float* dy, const float* x, float* dw, const Plane& g) {
+  weight_plane_loop(dy, x, dw, g);
+}
+EMBER_VECTOR_CLONES void weight_plane(const double* dy, const double* x, double* dw, const Plane& g) {
+  weight_plane_loop(dy, x, dw, g);
+}
+
+// Threads for `units` independent planes of `work` multiply-adds each: one below ~64 K in all.
+int threads_for(int64_t units, int64_t work) {
+  if (omp_in_parallel() || units * work < (int64_t{1} << 16)) return 1;
+  return static_cast<int>(std::min<int64_t>(get_num_threads(), units));
+}
+
+}  // namespace
+
+template <class T>
+void depthwise_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s) {
+  const Plane g = plane_of(s);
+  const int64_t K = s.out_channels, M = K / s.in_channels, RS = g.R * g.S;
+  const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW, planes = s.batch * K;
+  parallel_ranges(planes, threads_for(planes, out_plane * RS), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t n = i / K, k = i % K;
+      forward_plane(x + (n * s.in_channels + k / M) * in_plane, w + k * RS,
+                    bias_or_null ? bias_or_null[k] : T(0), y + i * out_plane, g);
+    }
+  });
+}
+
+template <class T>
+void depthwise_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s) {
+  const Plane g = plane_of(s);
+  const int64_t C = s.in_channels, M = s.out_channels / C, RS = g.R * g.S;
+  const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW, planes = s.batch * C;
+  parallel_ranges(planes, threads_for(planes, M * out_plane * RS), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t n = i / C, c = i % C;
+      T* dxp = dx + i * in_plane;
+      std::fill(dxp, dxp + in_plane, T(0));
+      for (int64_t m = 0; m < M; ++m) {
+        const int64_t k = c * M + m;
+        input_plane(dy + (n * s.out_channels + k) * out_plane, w + k * RS, dxp, g);
+      }
+    }
+  });
+}
+
+template <class T>
+void depthwise_backward_weight(const T* dy, const T* x, T* dw, const Conv2dShape& s) {
+  const Plane g = plane_of(s);
+  const int64_t K = s.out_channels, M = K / s.in_channels, RS = g.R * g.S;
+  const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW;
+  // Threaded over output channels: each dw[k] belongs to one thread, summed over images in order.
+  parallel_ranges(K, threads_for(K, s.batch * out_plane * RS), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      T* dwk = dw + k * RS;
+      std::fill(dwk, dwk + RS, T(0));
+      for (int64_t n = 0; n < s.batch; ++n) {
+        weight_plane(dy + (n * K + k) * out_plane, x + (n * s.in_channels + k / M) * in_plane, dwk, g);
+      }
+    }
+  });
+}
+
+#define EMBER_INSTANTIATE_DEPTHWISE(T)                                                             \
+  template void depthwise_forward<T>(const T*, const T*, const T*, T*, const Conv2dShape&);        \
+  template void depthwise_backward_input<T>(const T*, const T*, T*, const Conv2dShape&);           \
+  template void depthwise_backward_weight<T>(const T*, const T*, T*, const Conv2dShape&);
+EMBER_INSTANTIATE_DEPTHWISE(float)
+EMBER_INSTANTIATE_DEPTHWISE(double)
+#undef EMBER_INSTANTIATE_DEPTHWISE
+
+}  // namespace ember::kernels::cpu
