@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "ember/kernels/cpu/threading.h"
 
@@ -15,21 +16,37 @@ namespace {
 // along the row that the compiler vectorises (contiguous for stride 1). The planes are the
 // parallel unit, so the 3x3 MobileNet conv streams x and y once, near the memory bandwidth.
 
+// Taps per kernel row whose column ranges Plane keeps precomputed; wider kernels compute theirs
+// per row (two divisions per tap and row were most of the time of a 28-wide MobileNet row).
+constexpr int64_t kMaxCachedTaps = 16;
+
 // The plane geometry the row loops need, with every tap's column range precomputed.
 struct Plane {
   int64_t H, W, OH, OW, R, S, sh, sw, ph, pw, dh, dw;
+  int64_t lo[kMaxCachedTaps], hi[kMaxCachedTaps];
 };
 
-Plane plane_of(const Conv2dShape& s) {
-  return {s.in_h,     s.in_w,     s.out_h(), s.out_w(), s.kernel_h, s.kernel_w,
-          s.stride_h, s.stride_w, s.pad_h,   s.pad_w,   s.dilation_h, s.dilation_w};
-}
-
 // Output columns [lo, hi) whose input column ow * sw + off lies in [0, W) (off = q * dw - pw).
-inline void columns(const Plane& g, int64_t off, int64_t& lo, int64_t& hi) {
+inline void columns_of(const Plane& g, int64_t off, int64_t& lo, int64_t& hi) {
   lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
   hi = off >= g.W ? 0 : std::min(g.OW, (g.W - 1 - off) / g.sw + 1);
   if (hi < lo) hi = lo;
+}
+
+inline void columns(const Plane& g, int64_t q, int64_t& lo, int64_t& hi) {
+  if (q < kMaxCachedTaps) {
+    lo = g.lo[q];
+    hi = g.hi[q];
+  } else {
+    columns_of(g, q * g.dw - g.pw, lo, hi);
+  }
+}
+
+Plane plane_of(const Conv2dShape& s) {
+  Plane g{s.in_h,     s.in_w,     s.out_h(), s.out_w(), s.kernel_h,   s.kernel_w, s.stride_h,
+          s.stride_w, s.pad_h,    s.pad_w,   s.dilation_h, s.dilation_w, {},        {}};
+  for (int64_t q = 0; q < std::min(g.S, kMaxCachedTaps); ++q) columns_of(g, q * g.dw - g.pw, g.lo[q], g.hi[q]);
+  return g;
 }
 
 // One output plane: y = bias + sum over taps of w[r, q] * x shifted.
@@ -46,7 +63,7 @@ template <class T>
       for (int64_t q = 0; q < g.S; ++q) {
         const int64_t off = q * g.dw - g.pw;
         int64_t lo, hi;
-        columns(g, off, lo, hi);
+        columns(g, q, lo, hi);
         const T wv = w[r * g.S + q];
         if (g.sw == 1) {
           const T* xs = xr + off;
@@ -62,6 +79,55 @@ template <class T>
   }
 }
 
+// Note [the 3x3 path]: the MobileNet conv (3x3, any stride, padding and dilation) first copies
+// the input plane into a zero-bordered scratch plane (L1-resident), so that every output reads
+// its 9 taps without bounds checks; then each output row is one vector loop over ow with all 9
+// taps in its body (9 loads and FMAs and one store per vector of outputs), instead of 9 short
+// loops that each load and store the row again. Taps are added in the order (r, q), after bias.
+template <class T>
+[[gnu::always_inline]] inline void forward_plane3x3_loop(const T* x, const T* w, T bias, T* y, const Plane& g,
+                                                          T* padded) {
+  const int64_t PW = g.W + 2 * g.pw, rows = (g.OH - 1) * g.sh + 2 * g.dh + 1;  // rows <= H + 2 * ph
+  for (int64_t pr = 0; pr < rows; ++pr) {
+    T* dst = padded + pr * PW;
+    const int64_t ih = pr - g.ph;
+    if (ih < 0 || ih >= g.H) {
+      std::fill(dst, dst + PW, T(0));
+      continue;
+    }
+    std::fill(dst, dst + g.pw, T(0));
+    std::copy(x + ih * g.W, x + (ih + 1) * g.W, dst + g.pw);
+    std::fill(dst + g.pw + g.W, dst + PW, T(0));
+  }
+  const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  const int64_t sw = g.sw, d = g.dw;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const T* r0 = padded + oh * g.sh * PW;
+    const T* r1 = r0 + g.dh * PW;
+    const T* r2 = r1 + g.dh * PW;
+    T* yr = y + oh * g.OW;
+    if (sw == 1 && d == 1) {
+#pragma omp simd
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        yr[ow] = bias + w0 * r0[ow] + w1 * r0[ow + 1] + w2 * r0[ow + 2] + w3 * r1[ow] + w4 * r1[ow + 1] +
+                 w5 * r1[ow + 2] + w6 * r2[ow] + w7 * r2[ow + 1] + w8 * r2[ow + 2];
+      }
+    } else {
+#pragma omp simd
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        const int64_t i = ow * sw;
+        yr[ow] = bias + w0 * r0[i] + w1 * r0[i + d] + w2 * r0[i + 2 * d] + w3 * r1[i] + w4 * r1[i + d] +
+                 w5 * r1[i + 2 * d] + w6 * r2[i] + w7 * r2[i + d] + w8 * r2[i + 2 * d];
+      }
+    }
+  }
+}
+
+// Scratch elements forward_plane needs for the 3x3 path (0 for other kernels).
+int64_t padded_elements(const Plane& g) {
+  return g.R == 3 && g.S == 3 ? (g.H + 2 * g.ph) * (g.W + 2 * g.pw) : 0;
+}
+
 // One dx plane's share from one output channel: dx += the transposed conv of dy with w (scatter
 // form: each dy row adds into the dx rows its taps read; within a row the targets are distinct).
 template <class T>
@@ -75,7 +141,7 @@ template <class T>
       for (int64_t q = 0; q < g.S; ++q) {
         const int64_t off = q * g.dw - g.pw;
         int64_t lo, hi;
-        columns(g, off, lo, hi);
+        columns(g, q, lo, hi);
         const T wv = w[r * g.S + q];
         if (g.sw == 1) {
           T* ds = dxr + off;
@@ -98,17 +164,23 @@ template <class T>
     for (int64_t q = 0; q < g.S; ++q) {
       const int64_t off = q * g.dw - g.pw;
       int64_t lo, hi;
-      columns(g, off, lo, hi);
+      columns(g, q, lo, hi);
       T sum = T(0);
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const int64_t ih = oh * g.sh - g.ph + r * g.dh;
         if (ih < 0 || ih >= g.H) continue;
         const T* dyr = dy + oh * g.OW;
         const T* xr = x + ih * g.W;
-        const int64_t sw = g.sw;
         T row = T(0);
+        if (g.sw == 1) {  // contiguous: no gathers
+          const T* xs = xr + off;
 #pragma omp simd reduction(+ : row)
-        for (int64_t ow = lo; ow < hi; ++ow) row += dyr[ow] * xr[ow * sw + off];
+          for (int64_t ow = lo; ow < hi; ++ow) row += dyr[ow] * xs[ow];
+        } else {
+          const int64_t sw = g.sw;
+#pragma omp simd reduction(+ : row)
+          for (int64_t ow = lo; ow < hi; ++ow) row += dyr[ow] * xr[ow * sw + off];
+        }
         sum += row;
       }
       dw[r * g.S + q] += sum;
@@ -118,11 +190,21 @@ template <class T>
 
 // The plane loops compiled for AVX-512, AVX2 and the baseline (threading.h). The clone is picked
 // once per process, so a result is the same from run to run on one machine.
-EMBER_VECTOR_CLONES void forward_plane(const float* x, const float* w, float b, float* y, const Plane& g) {
-  forward_plane_loop(x, w, b, y, g);
+EMBER_VECTOR_CLONES void forward_plane(const float* x, const float* w, float b, float* y, const Plane& g,
+                                       float* padded) {
+  if (g.R == 3 && g.S == 3) {
+    forward_plane3x3_loop(x, w, b, y, g, padded);
+  } else {
+    forward_plane_loop(x, w, b, y, g);
+  }
 }
-EMBER_VECTOR_CLONES void forward_plane(const double* x, const double* w, double b, double* y, const Plane& g) {
-  forward_plane_loop(x, w, b, y, g);
+EMBER_VECTOR_CLONES void forward_plane(const double* x, const double* w, double b, double* y, const Plane& g,
+                                       double* padded) {
+  if (g.R == 3 && g.S == 3) {
+    forward_plane3x3_loop(x, w, b, y, g, padded);
+  } else {
+    forward_plane_loop(x, w, b, y, g);
+  }
 }
 EMBER_VECTOR_CLONES void input_plane(const float* dy, const float* w, float* dx, const Plane& g) {
   input_plane_loop(dy, w, dx, g);
@@ -151,10 +233,11 @@ void depthwise_forward(const T* x, const T* w, const T* bias_or_null, T* y, cons
   const int64_t K = s.out_channels, M = K / s.in_channels, RS = g.R * g.S;
   const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW, planes = s.batch * K;
   parallel_ranges(planes, threads_for(planes, out_plane * RS), [&](int64_t begin, int64_t end) {
+    std::vector<T> padded(static_cast<size_t>(padded_elements(g)));  // this thread's scratch plane
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / K, k = i % K;
       forward_plane(x + (n * s.in_channels + k / M) * in_plane, w + k * RS,
-                    bias_or_null ? bias_or_null[k] : T(0), y + i * out_plane, g);
+                    bias_or_null ? bias_or_null[k] : T(0), y + i * out_plane, g, padded.data());
     }
   });
 }
