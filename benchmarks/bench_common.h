@@ -98,6 +98,7 @@ bool quick();
 
 void register_ceiling_cases();
 void register_op_cases();
+void register_conv_groups_cases(const Target& target);  // bench_ops_conv_groups.cpp
 void register_network_cases();
 
 }  // namespace ember::bench

@@ -237,6 +237,7 @@ void register_op_cases() {
     register_conv(target);
     register_pool_relu(target);
     register_linear_loss_sgd(target);
+    register_conv_groups_cases(target);
   }
 }
 

@@ -22,6 +22,8 @@ OPS = {f"conv2d/{c}/{p}": "us" for c in ("conv1", "conv2") for p in ("forward", 
 OPS.update({f"max_pool2d/{p}/{d}": "us" for p in ("pool1", "pool2") for d in ("forward", "backward")})
 OPS.update({"relu/act1/forward": "us", "linear/fc/forward": "us", "linear/fc/train": "us",
             "cross_entropy/64x10/train": "us"})
+OPS.update({f"conv2d/{c}/{p}": "us" for c in ("depthwise", "depthwise_s2", "grouped")
+            for p in ("forward", "input_grad", "weight_grad")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
