@@ -84,9 +84,9 @@ template <class T>
 // its 9 taps without bounds checks; then each output row is one vector loop over ow with all 9
 // taps in its body (9 loads and FMAs and one store per vector of outputs), instead of 9 short
 // loops that each load and store the row again. Taps are added in the order (r, q), after bias.
+// The rows of x's zero-bordered plane (width W + 2 * pw) that a 3x3 kernel reads.
 template <class T>
-[[gnu::always_inline]] inline void forward_plane3x3_loop(const T* x, const T* w, T bias, T* y, const Plane& g,
-                                                          T* padded) {
+[[gnu::always_inline]] inline void pad_plane3x3(const T* x, const Plane& g, T* padded) {
   const int64_t PW = g.W + 2 * g.pw, rows = (g.OH - 1) * g.sh + 2 * g.dh + 1;  // rows <= H + 2 * ph
   for (int64_t pr = 0; pr < rows; ++pr) {
     T* dst = padded + pr * PW;
@@ -99,6 +99,13 @@ template <class T>
     std::copy(x + ih * g.W, x + (ih + 1) * g.W, dst + g.pw);
     std::fill(dst + g.pw + g.W, dst + PW, T(0));
   }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void forward_plane3x3_loop(const T* x, const T* w, T bias, T* y, const Plane& g,
+                                                          T* padded) {
+  pad_plane3x3(x, g, padded);
+  const int64_t PW = g.W + 2 * g.pw;
   const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
   const int64_t sw = g.sw, d = g.dw;
   for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -119,6 +126,46 @@ template <class T>
         yr[ow] = bias + w0 * r0[i] + w1 * r0[i + d] + w2 * r0[i + 2 * d] + w3 * r1[i] + w4 * r1[i + d] +
                  w5 * r1[i + 2 * d] + w6 * r2[i] + w7 * r2[i + d] + w8 * r2[i + 2 * d];
       }
+    }
+  }
+}
+
+// The 3x3 weight gradient of one image's plane, on the padded plane as the forward: acc[t * OW + ow]
+// (t = r * 3 + q) += dy[oh][ow] * x_padded[oh * sh + r * dh][ow * sw + q * dw] over the rows, one
+// vector loop per row for all 9 taps; the caller sums acc once per channel (no horizontal sum
+// per row and tap, which dominated the row-by-row dots).
+template <class T>
+[[gnu::always_inline]] inline void weight_plane3x3_loop(const T* dy, const T* x, T* acc, const Plane& g,
+                                                         T* padded) {
+  pad_plane3x3(x, g, padded);
+  const int64_t PW = g.W + 2 * g.pw, OW = g.OW, sw = g.sw, d = g.dw;
+  T* a0 = acc;
+  T* a1 = a0 + OW;
+  T* a2 = a1 + OW;
+  T* a3 = a2 + OW;
+  T* a4 = a3 + OW;
+  T* a5 = a4 + OW;
+  T* a6 = a5 + OW;
+  T* a7 = a6 + OW;
+  T* a8 = a7 + OW;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const T* r0 = padded + oh * g.sh * PW;
+    const T* r1 = r0 + g.dh * PW;
+    const T* r2 = r1 + g.dh * PW;
+    const T* dyr = dy + oh * OW;
+#pragma omp simd
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const T v = dyr[ow];
+      const int64_t i = ow * sw;
+      a0[ow] += v * r0[i];
+      a1[ow] += v * r0[i + d];
+      a2[ow] += v * r0[i + 2 * d];
+      a3[ow] += v * r1[i];
+      a4[ow] += v * r1[i + d];
+      a5[ow] += v * r1[i + 2 * d];
+      a6[ow] += v * r2[i];
+      a7[ow] += v * r2[i + d];
+      a8[ow] += v * r2[i + 2 * d];
     }
   }
 }
@@ -212,6 +259,14 @@ EMBER_VECTOR_CLONES void input_plane(const float* dy, const float* w, float* dx,
 EMBER_VECTOR_CLONES void input_plane(const double* dy, const double* w, double* dx, const Plane& g) {
   input_plane_loop(dy, w, dx, g);
 }
+EMBER_VECTOR_CLONES void weight_plane3x3(const float* dy, const float* x, float* acc, const Plane& g,
+                                         float* padded) {
+  weight_plane3x3_loop(dy, x, acc, g, padded);
+}
+EMBER_VECTOR_CLONES void weight_plane3x3(const double* dy, const double* x, double* acc, const Plane& g,
+                                         double* padded) {
+  weight_plane3x3_loop(dy, x, acc, g, padded);
+}
 EMBER_VECTOR_CLONES void weight_plane(const float* dy, const float* x, float* dw, const Plane& g) {
   weight_plane_loop(dy, x, dw, g);
 }
@@ -266,12 +321,29 @@ void depthwise_backward_weight(const T* dy, const T* x, T* dw, const Conv2dShape
   const int64_t K = s.out_channels, M = K / s.in_channels, RS = g.R * g.S;
   const int64_t in_plane = g.H * g.W, out_plane = g.OH * g.OW;
   // Threaded over output channels: each dw[k] belongs to one thread, summed over images in order.
+  const bool three = g.R == 3 && g.S == 3;
   parallel_ranges(K, threads_for(K, s.batch * out_plane * RS), [&](int64_t begin, int64_t end) {
+    // The 3x3 path's scratch: the padded plane and the 9 per-column accumulators.
+    std::vector<T> padded(static_cast<size_t>(padded_elements(g))), acc(three ? static_cast<size_t>(9 * g.OW) : 0);
     for (int64_t k = begin; k < end; ++k) {
       T* dwk = dw + k * RS;
       std::fill(dwk, dwk + RS, T(0));
+      if (three) std::fill(acc.begin(), acc.end(), T(0));
       for (int64_t n = 0; n < s.batch; ++n) {
-        weight_plane(dy + (n * K + k) * out_plane, x + (n * s.in_channels + k / M) * in_plane, dwk, g);
+        const T* dyp = dy + (n * K + k) * out_plane;
+        const T* xp = x + (n * s.in_channels + k / M) * in_plane;
+        if (three) {
+          weight_plane3x3(dyp, xp, acc.data(), g, padded.data());
+        } else {
+          weight_plane(dyp, xp, dwk, g);
+        }
+      }
+      if (three) {
+        for (int64_t t = 0; t < 9; ++t) {
+          T sum = T(0);
+          for (int64_t ow = 0; ow < g.OW; ++ow) sum += acc[static_cast<size_t>(t * g.OW + ow)];
+          dwk[t] = sum;
+        }
       }
     }
   });
