@@ -99,6 +99,7 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_shape_cases(const Target& target);  // bench_ops_shape.cpp: cat
+void register_conv_groups_cases(const Target& target);  // bench_ops_conv_groups.cpp
 void register_network_cases();
 // benchmarks/bench_ops_activation.cpp: sigmoid, tanh, gelu, silu, hardswish (called by register_op_cases).
 void register_activation_cases(const Target& target);

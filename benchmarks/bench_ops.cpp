@@ -242,6 +242,7 @@ void register_op_cases() {
     register_loss_cases(target);
     register_batch_norm_cases(target);
     register_pool_cases(target);
+    register_conv_groups_cases(target);
   }
 }
 

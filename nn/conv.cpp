@@ -12,7 +12,14 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kern
               "Conv2d: channels and kernel_size must be positive, got in_channels=", in_channels,
               " out_channels=", out_channels, " kernel_size=", compact_str(kernel_size));
   check_conv2d_options(options);
-  weight = register_parameter("weight", empty({out_channels, in_channels, kernel_size[0], kernel_size[1]}));
+  // The messages functional::conv2d gives for the same mistake.
+  EMBER_CHECK(in_channels % options.groups == 0, "conv2d: in_channels (", in_channels,
+              ") must be divisible by groups (", options.groups, ")");
+  EMBER_CHECK(out_channels % options.groups == 0, "conv2d: out_channels (", out_channels,
+              ") must be divisible by groups (", options.groups, ")");
+  // PyTorch's layout and init: fan_in = in_channels / groups * kH * kW (read from the weight).
+  weight = register_parameter("weight", empty({out_channels, in_channels / options.groups, kernel_size[0],
+                                               kernel_size[1]}));
   if (options.bias) bias = register_parameter("bias", empty({out_channels}));
   detail::reset_parameters(weight, bias);
 }

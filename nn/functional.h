@@ -36,8 +36,9 @@ using nn::NllLossOptions;
 using nn::Reduction;
 using nn::AvgPool2dOptions;
 
-// x [N, C, H, W], weight [K, C, kH, kW], bias [K] or undefined -> [N, K, P, Q], as PyTorch's
-// F.conv2d(input, weight, bias, stride, padding, dilation). options.bias is not read.
+// x [N, C, H, W], weight [K, C / groups, kH, kW], bias [K] or undefined -> [N, K, P, Q], as
+// PyTorch's F.conv2d(input, weight, bias, stride, padding, dilation, groups); groups == C is the
+// depthwise conv (its own direct kernels). options.bias is not read.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dOptions& options = {});
 

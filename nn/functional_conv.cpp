@@ -12,9 +12,7 @@ namespace ember::nn {
 
 void check_conv2d_options(const Conv2dOptions& o) {
   constexpr const char* op = "conv2d";
-  if (o.groups != 1) {
-    throw NotImplemented(ember::detail::str(op, ": groups=", o.groups, " is not supported yet (only groups=1)"));
-  }
+  EMBER_CHECK(o.groups > 0, op, ": groups must be positive, got ", o.groups);
   EMBER_CHECK(o.stride[0] > 0 && o.stride[1] > 0, op, ": stride must be positive, got ", compact_str(o.stride));
   EMBER_CHECK(o.padding[0] >= 0 && o.padding[1] >= 0, op, ": padding must be non-negative, got ",
               compact_str(o.padding));
@@ -39,8 +37,19 @@ Conv2dShape conv_shape(const Tensor& input, const Tensor& weight, const Conv2dOp
   detail::check_floating(input, op, "input");
   detail::check_same(input, weight, op, "input", "weight");
   check_conv2d_options(o);
-  EMBER_CHECK(input.size(1) == weight.size(1), op, ": input has ", input.size(1),
-              " channels but weight ", weight.sizes(), " expects ", weight.size(1));
+  const int64_t g = o.groups;
+  EMBER_CHECK(input.size(1) % g == 0, op, ": in_channels (", input.size(1), ") must be divisible by groups (",
+              g, ")");
+  EMBER_CHECK(weight.size(0) % g == 0, op, ": out_channels (", weight.size(0),
+              ") must be divisible by groups (", g, ")");
+  if (g == 1) {
+    EMBER_CHECK(input.size(1) == weight.size(1), op, ": input has ", input.size(1),
+                " channels but weight ", weight.sizes(), " expects ", weight.size(1));
+  } else {
+    EMBER_CHECK(input.size(1) / g == weight.size(1), op, ": weight ", weight.sizes(),
+                " must have in_channels / groups = ", input.size(1), " / ", g, " = ", input.size(1) / g,
+                " in dim 1, got ", weight.size(1));
+  }
   Conv2dShape s;
   s.batch = input.size(0);
   s.in_channels = input.size(1);
@@ -55,6 +64,7 @@ Conv2dShape conv_shape(const Tensor& input, const Tensor& weight, const Conv2dOp
   s.pad_w = o.padding[1];
   s.dilation_h = o.dilation[0];
   s.dilation_w = o.dilation[1];
+  s.groups = g;
   int64_t span_h = s.dilation_h * (s.kernel_h - 1) + 1, span_w = s.dilation_w * (s.kernel_w - 1) + 1;
   int64_t padded_h = s.in_h + 2 * s.pad_h, padded_w = s.in_w + 2 * s.pad_w;
   EMBER_CHECK(span_h <= padded_h && span_w <= padded_w, op, ": kernel ", s.kernel_h, "x", s.kernel_w,

@@ -31,6 +31,8 @@ OPS.update({f"batch_norm2d/{c}/{p}": "us" for c in ("resnet8_c16", "resnet8_c64"
             for p in ("train_forward", "backward", "eval_forward")})
 OPS.update({f"{p}/{d}": "us" for p in ("avg_pool2d/3x3s2", "adaptive_avg_pool2d/global",
                                         "adaptive_avg_pool2d/global_large") for d in ("forward", "backward")})
+OPS.update({f"conv2d/{c}/{p}": "us" for c in ("depthwise", "depthwise_s2", "grouped")
+            for p in ("forward", "input_grad", "weight_grad")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

@@ -122,6 +122,40 @@ int main(int argc, char** argv) {
       return torch::conv2d(x, wg, bg);
     }), "us");
   }
+  // conv2d with groups (benchmarks/bench_ops_conv_groups.cpp): depthwise 3x3 MobileNet blocks and a grouped 3x3.
+  struct GroupedConv { const char* name; int64_t n, c, h, k, stride, groups; };
+  for (const GroupedConv& c : {GroupedConv{"depthwise", 32, 144, 28, 144, 1, 144},
+                               GroupedConv{"depthwise_s2", 32, 144, 56, 144, 2, 144},
+                               GroupedConv{"grouped", 32, 64, 28, 64, 1, 4}}) {
+    torch::Tensor x = torch::randn({c.n, c.c, c.h, c.h}), w = torch::randn({c.k, c.c / c.groups, 3, 3});
+    torch::Tensor b = torch::randn({c.k});
+    auto conv = [&](const torch::Tensor& xi, const torch::Tensor& wi, const torch::Tensor& bi) {
+      return torch::conv2d(xi, wi, bi, {c.stride, c.stride}, {1, 1}, {1, 1}, c.groups);
+    };
+    torch::Tensor dy = torch::randn_like(conv(x, w, b));
+    const std::string base = std::string("conv2d/") + c.name;
+    print(base + "/forward", threads, 1e6 * timed([&] { conv(x, w, b); }, min_time / 4), "us");
+    auto backward_only = [&](const std::function<torch::Tensor()>& forward) {
+      double total = 0;
+      int64_t n = 0;
+      while (total < min_time / 4 || n < 2) {
+        torch::Tensor y = forward();
+        const auto t0 = std::chrono::steady_clock::now();
+        y.backward(dy);
+        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++n;
+      }
+      return total / double(n);
+    };
+    torch::Tensor xg = x.clone().requires_grad_();
+    print(base + "/input_grad", threads, 1e6 * backward_only([&] { xg.mutable_grad() = torch::Tensor(); return conv(xg, w, b); }), "us");
+    torch::Tensor wg = w.clone().requires_grad_(), bg = b.clone().requires_grad_();
+    print(base + "/weight_grad", threads, 1e6 * backward_only([&] {
+      wg.mutable_grad() = torch::Tensor();
+      bg.mutable_grad() = torch::Tensor();
+      return conv(x, wg, bg);
+    }), "us");
+  }
   for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"pool1", {64, 10, 24, 24}},
                              std::pair<const char*, std::vector<int64_t>>{"pool2", {64, 20, 8, 8}}}) {
     torch::Tensor x = torch::randn(shape);

@@ -109,6 +109,28 @@ def op_cases(b):
             wg.grad, bg.grad = None, None
             return F.conv2d(x, wg, bg)
         out[f"conv2d/{name}/weight_grad"] = b.backward_only(fwd_w, dy, t)
+    # conv2d with groups (benchmarks/bench_ops_conv_groups.cpp).
+    for name, (n, c, h, k, stride, groups) in {"depthwise": (32, 144, 28, 144, 1, 144),
+                                               "depthwise_s2": (32, 144, 56, 144, 2, 144),
+                                               "grouped": (32, 64, 28, 64, 1, 4)}.items():
+        x, w, bias = b.randn(n, c, h, h), b.randn(k, c // groups, 3, 3), b.randn(k)
+
+        def conv(xi, wi, bi, stride=stride, groups=groups):
+            return F.conv2d(xi, wi, bi, stride=stride, padding=1, groups=groups)
+        out[f"conv2d/{name}/forward"] = b.timed(lambda: conv(x, w, bias), t)
+        dy = torch.randn_like(conv(x, w, bias))
+        xg = x.clone().requires_grad_()
+
+        def fwd_x():
+            xg.grad = None
+            return conv(xg, w, bias)
+        out[f"conv2d/{name}/input_grad"] = b.backward_only(fwd_x, dy, t)
+        wg, bg = w.clone().requires_grad_(), bias.clone().requires_grad_()
+
+        def fwd_w():
+            wg.grad, bg.grad = None, None
+            return conv(x, wg, bg)
+        out[f"conv2d/{name}/weight_grad"] = b.backward_only(fwd_w, dy, t)
     for name, shape in {"pool1": (64, 10, 24, 24), "pool2": (64, 20, 8, 8)}.items():
         x = b.randn(*shape)
         out[f"max_pool2d/{name}/forward"] = b.timed(lambda: F.max_pool2d(x, 2), t)

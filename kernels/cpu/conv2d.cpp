@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ember/kernels/cpu/conv2d_depthwise.h"
 #include "ember/kernels/cpu/conv2d_direct.h"
 #include "ember/kernels/cpu/gemm.h"
 #include "ember/kernels/cpu/threading.h"
@@ -21,11 +22,24 @@ namespace {
 // y / dy of a group are gathered to (or scattered from) [K, nb*P] beside it.
 // Groups run in parallel, one workspace slice per thread (a fixed range of images per thread);
 // with fewer images than threads the groups run one after another and gemm uses the threads.
+// (Image groups are unrelated to the convolution's channel groups, s.groups: with s.groups > 1
+// each image group runs one im2col + gemm per channel group, on that group's channel slices of x,
+// w and y, with the per-group shape slice_of(s). groups == 1 is exactly the ungrouped code.)
 
 constexpr int64_t kGroupColumns = 512;
 
 int64_t plane(const Conv2dShape& s) { return s.out_h() * s.out_w(); }
-int64_t crs(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kernel_w; }
+// Reduction depth of one channel group's gemm (the weight's row length).
+int64_t crs(const Conv2dShape& s) { return s.group_in() * s.kernel_h * s.kernel_w; }
+
+// One channel group as an ungrouped conv: what im2col and col2im see.
+Conv2dShape slice_of(const Conv2dShape& s) {
+  Conv2dShape one = s;
+  one.in_channels = s.group_in();
+  one.out_channels = s.group_out();
+  one.groups = 1;
+  return one;
+}
 
 // Images per group: enough to reach kGroupColumns columns, at least 1, at most the batch.
 int64_t group_images(const Conv2dShape& s) {
@@ -35,7 +49,7 @@ int64_t group_images(const Conv2dShape& s) {
 
 // Elements of one thread's slice for forward and backward_input: col + gathered y / dy.
 int64_t group_elements(const Conv2dShape& s) {
-  return group_images(s) * plane(s) * (crs(s) + s.out_channels);
+  return group_images(s) * plane(s) * (crs(s) + s.group_out());
 }
 
 // Threads the group loop uses: 1 means "serial over groups, threaded gemm".
@@ -173,33 +187,37 @@ void col2im_any(const T* col, int64_t ld, T* dx, const Conv2dShape& s) {
 template <class T>
 void forward_images(const T* x, const T* w, const T* bias, T* y, const Conv2dShape& s, int64_t n0,
                     int64_t n1, T* ws) {
-  const int64_t K = s.out_channels, CRS = crs(s), P = plane(s), G = group_images(s);
-  const int64_t x_image = s.in_channels * s.in_h * s.in_w;
+  const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w, y_image = s.out_channels * P;
+  const int64_t x_group = s.group_in() * s.in_h * s.in_w;
+  const Conv2dShape one = slice_of(s);
   T* col = ws;
   T* yg = ws + G * P * CRS;
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
     const int64_t nb = std::min(G, n1 - g0), L = nb * P;
-    for (int64_t i = 0; i < nb; ++i) im2col(x + (g0 + i) * x_image, col + i * P, L, s);
-    gemm<T>(false, false, K, L, CRS, T(1), w, CRS, col, L, T(0), yg, L);
-    // Scatter [K, nb*P] to nb images of [K, P], adding the bias on the way.
-    for (int64_t i = 0; i < nb; ++i) {
-      T* yi = y + (g0 + i) * K * P;
-      for (int64_t k = 0; k < K; ++k) {
-        const T* src = yg + k * L + i * P;
-        T* dst = yi + k * P;
-        const T b = bias ? bias[k] : T(0);
-        for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + b;
+    for (int64_t cg = 0; cg < s.groups; ++cg) {
+      for (int64_t i = 0; i < nb; ++i) im2col(x + (g0 + i) * x_image + cg * x_group, col + i * P, L, one);
+      gemm<T>(false, false, K, L, CRS, T(1), w + cg * K * CRS, CRS, col, L, T(0), yg, L);
+      // Scatter [K, nb*P] to nb images of [K, P], adding the bias on the way.
+      for (int64_t i = 0; i < nb; ++i) {
+        T* yi = y + (g0 + i) * y_image + cg * K * P;
+        for (int64_t k = 0; k < K; ++k) {
+          const T* src = yg + k * L + i * P;
+          T* dst = yi + k * P;
+          const T b = bias ? bias[cg * K + k] : T(0);
+          for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + b;
+        }
       }
     }
   }
 }
 
-// dy of images [g0, g0 + nb) gathered into [K, nb*P].
+// dy of images [g0, g0 + nb), channel group cg, gathered into [K / groups, nb*P].
 template <class T>
-void gather_dy(const T* dy, T* dyg, int64_t g0, int64_t nb, const Conv2dShape& s) {
-  const int64_t K = s.out_channels, P = plane(s), L = nb * P;
+void gather_dy(const T* dy, T* dyg, int64_t g0, int64_t nb, int64_t cg, const Conv2dShape& s) {
+  const int64_t K = s.group_out(), P = plane(s), L = nb * P;
   for (int64_t i = 0; i < nb; ++i) {
-    const T* src = dy + (g0 + i) * K * P;
+    const T* src = dy + (g0 + i) * s.out_channels * P + cg * K * P;
     for (int64_t k = 0; k < K; ++k) {
       std::memcpy(dyg + k * L + i * P, src + k * P, static_cast<size_t>(P) * sizeof(T));
     }
@@ -209,15 +227,18 @@ void gather_dy(const T* dy, T* dyg, int64_t g0, int64_t nb, const Conv2dShape& s
 template <class T>
 void backward_input_images(const T* dy, const T* w, T* dx, const Conv2dShape& s, int64_t n0,
                            int64_t n1, T* ws) {
-  const int64_t K = s.out_channels, CRS = crs(s), P = plane(s), G = group_images(s);
-  const int64_t x_image = s.in_channels * s.in_h * s.in_w;
+  const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w, x_group = s.group_in() * s.in_h * s.in_w;
+  const Conv2dShape one = slice_of(s);
   T* col = ws;
   T* dyg = ws + G * P * CRS;
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
     const int64_t nb = std::min(G, n1 - g0), L = nb * P;
-    gather_dy(dy, dyg, g0, nb, s);
-    gemm<T>(true, false, CRS, L, K, T(1), w, CRS, dyg, L, T(0), col, L);
-    for (int64_t i = 0; i < nb; ++i) col2im_any(col + i * P, L, dx + (g0 + i) * x_image, s);
+    for (int64_t cg = 0; cg < s.groups; ++cg) {
+      gather_dy(dy, dyg, g0, nb, cg, s);
+      gemm<T>(true, false, CRS, L, K, T(1), w + cg * K * CRS, CRS, dyg, L, T(0), col, L);
+      for (int64_t i = 0; i < nb; ++i) col2im_any(col + i * P, L, dx + (g0 + i) * x_image + cg * x_group, one);
+    }
   }
 }
 
@@ -225,19 +246,22 @@ void backward_input_images(const T* dy, const T* w, T* dx, const Conv2dShape& s,
 template <class T>
 void backward_weight_images(const T* dy, const T* x, T* dw, const Conv2dShape& s, int64_t n0,
                             int64_t n1, T* ws) {
-  const int64_t K = s.out_channels, CRS = crs(s), P = plane(s), G = group_images(s);
-  const int64_t x_image = s.in_channels * s.in_h * s.in_w;
+  const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w, x_group = s.group_in() * s.in_h * s.in_w;
+  const Conv2dShape one = slice_of(s);
   T* col = ws;
   T* dyg = ws + G * P * CRS;
   if (n1 <= n0) {
-    std::fill(dw, dw + K * CRS, T(0));
+    std::fill(dw, dw + s.out_channels * CRS, T(0));
     return;
   }
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
     const int64_t nb = std::min(G, n1 - g0), L = nb * P;
-    for (int64_t i = 0; i < nb; ++i) im2col(x + (g0 + i) * x_image, col + i * P, L, s);
-    gather_dy(dy, dyg, g0, nb, s);
-    gemm<T>(false, true, K, CRS, L, T(1), dyg, L, col, L, g0 == n0 ? T(0) : T(1), dw, CRS);
+    for (int64_t cg = 0; cg < s.groups; ++cg) {
+      for (int64_t i = 0; i < nb; ++i) im2col(x + (g0 + i) * x_image + cg * x_group, col + i * P, L, one);
+      gather_dy(dy, dyg, g0, nb, cg, s);
+      gemm<T>(false, true, K, CRS, L, T(1), dyg, L, col, L, g0 == n0 ? T(0) : T(1), dw + cg * K * CRS, CRS);
+    }
   }
 }
 
@@ -295,6 +319,7 @@ void bias_grad(const T* dy, T* dbias, const Conv2dShape& s) {
 }  // namespace
 
 int64_t conv2d_forward_workspace(const Conv2dShape& s) {
+  if (s.depthwise()) return 0;
   // The size is the same for float and double: double never takes the direct path, and the
   // larger of the two sizes serves both.
   const int64_t gemm_path = int64_t(get_num_threads()) * group_elements(s);
@@ -302,10 +327,12 @@ int64_t conv2d_forward_workspace(const Conv2dShape& s) {
 }
 
 int64_t conv2d_backward_input_workspace(const Conv2dShape& s) {
+  if (s.depthwise()) return 0;
   return int64_t(get_num_threads()) * group_elements(s);
 }
 
 int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
+  if (s.depthwise()) return 0;
   const int64_t gemm_path = int64_t(get_num_threads()) * (group_elements(s) + s.out_channels * crs(s));
   return direct_weight_grad_applies(s) ? std::max(gemm_path, direct_weight_grad_workspace(s))
                                        : gemm_path;
@@ -314,6 +341,10 @@ int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
 template <class T>
 void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
                     T* workspace) {
+  if (s.depthwise()) {
+    depthwise_forward(x, w, bias_or_null, y, s);
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (direct_forward_applies(s)) {
       direct_forward(x, w, bias_or_null, y, s, workspace);
@@ -336,6 +367,10 @@ void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const C
 
 template <class T>
 void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, T* workspace) {
+  if (s.depthwise()) {
+    depthwise_backward_input(dy, w, dx, s);
+    return;
+  }
   const int threads = image_threads(s);
   if (threads == 1) {
     backward_input_images(dy, w, dx, s, 0, s.batch, workspace);
@@ -353,7 +388,9 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
 template <class T>
 void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
                             const Conv2dShape& s, T* workspace) {
-  if constexpr (std::is_same_v<T, float>) {
+  if (s.depthwise()) {
+    depthwise_backward_weight(dy, x, dw, s);
+  } else if constexpr (std::is_same_v<T, float>) {
     if (direct_weight_grad_applies(s)) {
       direct_weight_grad(dy, x, dw, s, workspace);
     } else {

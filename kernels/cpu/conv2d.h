@@ -1,4 +1,7 @@
-// 2-D convolution (cross-correlation, like PyTorch) on NCHW tensors, forward and both backwards.
+// 2-D convolution (cross-correlation, like PyTorch) on NCHW tensors, forward and both backwards,
+// with channel groups (Conv2dShape::groups): the im2col + gemm path runs once per group on its
+// channel slices; s.depthwise() shapes run the direct kernels of conv2d_depthwise.h instead (no
+// workspace: the *_workspace sizes are 0 for them).
 // defines: ember::kernels::cpu::conv2d_forward, conv2d_backward_input,
 //          conv2d_backward_weight, conv2d_*_workspace
 #pragma once

@@ -203,7 +203,7 @@ DirectIsa direct_isa() {
 }
 
 bool direct_forward_applies(const Conv2dShape& s) {
-  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
+  return s.groups == 1 && direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
          s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
 }
 

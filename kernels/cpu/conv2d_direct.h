@@ -36,7 +36,7 @@ inline __mmask16 direct_lanes16(int64_t n) {
 inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
 inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
 
-// True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none.
+// True when direct_forward runs s: groups 1, stride 1, pad 0, dilation 1, and direct_isa() is not none.
 bool direct_forward_applies(const Conv2dShape& s);
 
 // Elements of float direct_forward needs: the weights transposed to [C*R*S, K] plus one
@@ -49,7 +49,7 @@ int64_t direct_forward_workspace(const Conv2dShape& s);
 void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                     const Conv2dShape& s, float* workspace);
 
-// True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none.
+// True when direct_weight_grad runs s: groups 1, stride 1, pad 0, dilation 1, and direct_isa() is not none.
 bool direct_weight_grad_applies(const Conv2dShape& s);
 
 // Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of

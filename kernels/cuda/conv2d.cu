@@ -9,6 +9,7 @@
 
 #include "ember/common/cuda_check.h"
 #include "ember/common/error.h"
+#include "ember/kernels/cuda/conv2d_depthwise.h"
 #include "ember/kernels/cuda/launch.cuh"
 
 namespace ember::kernels::cuda {
@@ -155,8 +156,12 @@ __global__ void __launch_bounds__(kThreads) implicit_gemm_kernel(Problem prob) {
 
 // --- Shapes and cursors ------------------------------------------------------------------------
 
+// Channel groups: C and K are one group's channels (C = in / groups, K = out / groups), G the
+// group count; CHW and KPQ are whole images (all groups). Grid slice z selects its group by
+// moving the problem's pointers to that group's channel slices (select_split), so each group is
+// an ungrouped conv on slices and G == 1 is exactly the ungrouped kernel.
 struct Dims {
-  int N, C, H, W, K, R, S, P, Q, sh, sw, ph, pw, dh, dw;
+  int N, C, H, W, K, R, S, P, Q, sh, sw, ph, pw, dh, dw, G;
   int HW, PQ, RS, CRS, KRS;
   int64_t CHW, KPQ;
 };
@@ -212,11 +217,22 @@ struct ForwardProblem {
   const T* w;
   const T* bias;
   T* y;
+  const T* x_all;  // the whole tensors; x, w, bias and y are group z's slices of them
+  const T* w_all;
+  const T* bias_all;
+  T* y_all;
   Dims d;
   Digits crs;  // (c, r, s)
   int64_t rows, cols;
 
-  __device__ void select_split(int) {}
+  // Grid slice z is channel group z. Idempotent (absolute, not +=): the emulator's threads of a
+  // block may share one copy of the kernel's arguments, and each thread calls this.
+  __device__ void select_split(int z) {
+    x = x_all + static_cast<int64_t>(z) * d.C * d.HW;
+    w = w_all + static_cast<int64_t>(z) * d.K * d.CRS;
+    y = y_all + static_cast<int64_t>(z) * d.K * d.PQ;
+    bias = bias_all != nullptr ? bias_all + static_cast<int64_t>(z) * d.K : nullptr;
+  }
   __device__ int64_t depth() const { return d.CRS; }
 
   struct ACursor {
@@ -288,12 +304,20 @@ struct BackwardInputProblem {
   const T* dy;
   const T* w;
   T* dx;
+  const T* dy_all;  // the whole tensors; dy, w and dx are group z's slices of them
+  const T* w_all;
+  T* dx_all;
   Dims d;
   Digits krs;  // (k, r, s)
   Digits k_rs;  // (k, rs) as (k, 1, rs) for A's cursor
   int64_t rows, cols;
 
-  __device__ void select_split(int) {}
+  // Grid slice z is channel group z (idempotent, as ForwardProblem's).
+  __device__ void select_split(int z) {
+    dy = dy_all + static_cast<int64_t>(z) * d.K * d.PQ;
+    w = w_all + static_cast<int64_t>(z) * d.K * d.CRS;
+    dx = dx_all + static_cast<int64_t>(z) * d.C * d.HW;
+  }
   __device__ int64_t depth() const { return d.KRS; }
 
   // A(c, (k, r, s)) = w[k][c][r][s]
@@ -383,20 +407,27 @@ template <class T>
 struct BackwardWeightProblem {
   const T* dy;
   const T* x;
+  const T* dy_all;  // the whole tensors; dy and x are group g's slices of them
+  const T* x_all;
   T* out;  // dw, or the partial sums [splits][K][C*R*S]
   Dims d;
   Digits npq;   // (n, p, q)
   Digits n_pq;  // (n, pq) as (n, 1, pq)
-  int images_per_split;
+  int images_per_split, splits;
   int64_t rows, cols;
   // set by select_split
   int n_begin, n_end;
   T* split_out;
 
+  // Grid slice z = batch split + splits * channel group; each split's output is a whole dw
+  // ([G * K][C * R * S]), of which group g writes rows [g * K, (g + 1) * K).
   __device__ void select_split(int z) {
-    n_begin = z * images_per_split;
+    const int g = z / splits, split = z - g * splits;
+    n_begin = split * images_per_split;
     n_end = min(d.N, n_begin + images_per_split);
-    split_out = out + static_cast<int64_t>(z) * rows * cols;
+    dy = dy_all + static_cast<int64_t>(g) * d.K * d.PQ;
+    x = x_all + static_cast<int64_t>(g) * d.C * d.HW;
+    split_out = out + (static_cast<int64_t>(split) * d.G + g) * rows * cols;
   }
   __device__ int64_t depth() const {
     return n_end > n_begin ? static_cast<int64_t>(n_end - n_begin) * d.PQ : 0;
@@ -502,7 +533,7 @@ constexpr int64_t kMaxGridYZ = 65535;
 Dims dims_of(const Conv2dShape& s, const char* op) {
   const int64_t P = s.out_h(), Q = s.out_w();
   const int64_t chw = s.in_channels * s.in_h * s.in_w, kpq = s.out_channels * P * Q;
-  const int64_t kcrs = s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
+  const int64_t kcrs = s.out_channels * s.group_in() * s.kernel_h * s.kernel_w;
   EMBER_CHECK(chw < INT_MAX && kpq < INT_MAX && kcrs < INT_MAX && s.batch < INT_MAX, op,
               " (CUDA): each image and the weight must hold fewer than 2^31 elements, got C*H*W = ", chw,
               ", K*P*Q = ", kpq, ", K*C*R*S = ", kcrs);
@@ -510,10 +541,11 @@ Dims dims_of(const Conv2dShape& s, const char* op) {
               op, " (CUDA): invalid shape (output ", P, "x", Q, ")");
   Dims d{};
   d.N = static_cast<int>(s.batch);
-  d.C = static_cast<int>(s.in_channels);
+  d.G = static_cast<int>(s.groups);
+  d.C = static_cast<int>(s.group_in());
   d.H = static_cast<int>(s.in_h);
   d.W = static_cast<int>(s.in_w);
-  d.K = static_cast<int>(s.out_channels);
+  d.K = static_cast<int>(s.group_out());
   d.R = static_cast<int>(s.kernel_h);
   d.S = static_cast<int>(s.kernel_w);
   d.P = static_cast<int>(P);
@@ -565,10 +597,10 @@ struct WeightSplit {
 
 WeightSplit weight_split(const Conv2dShape& s) {
   if (s.batch <= 0) return {1, 1};
-  const int64_t crs = s.in_channels * s.kernel_h * s.kernel_w;
-  const int64_t blocks = ((s.out_channels + 63) / 64) * ((crs + kBN - 1) / kBN);
+  const int64_t crs = s.group_in() * s.kernel_h * s.kernel_w;
+  const int64_t blocks = s.groups * ((s.group_out() + 63) / 64) * ((crs + kBN - 1) / kBN);
   int64_t want = std::max<int64_t>(1, (512 + blocks - 1) / blocks);
-  want = std::min({want, s.batch, kMaxGridYZ});
+  want = std::min({want, s.batch, std::max<int64_t>(1, kMaxGridYZ / s.groups)});
   const int64_t per = (s.batch + want - 1) / want;
   return {(s.batch + per - 1) / per, per};
 }
@@ -580,31 +612,40 @@ unsigned blocks_for(int64_t n) { return detail::grid_for(n, 256, 65535); }
 template <class T>
 void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const Conv2dShape& s,
                     cudaStream_t stream) {
+  if (s.depthwise()) {
+    conv2d_depthwise_forward<T>(x, w, bias_or_null, y, s, stream);
+    return;
+  }
   ForwardProblem<T> p{};
-  p.x = x, p.w = w, p.bias = bias_or_null, p.y = y;
+  p.x = p.x_all = x, p.w = p.w_all = w, p.bias = p.bias_all = bias_or_null, p.y = p.y_all = y;
   p.d = dims_of(s, "conv2d");
   p.crs = digits_of_step(p.d.R, p.d.S);
   p.rows = p.d.K;
   p.cols = static_cast<int64_t>(p.d.N) * p.d.PQ;
-  launch<T>(p, 1, stream, "conv2d");
+  launch<T>(p, p.d.G, stream, "conv2d");
 }
 
 template <class T>
 void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s, cudaStream_t stream) {
+  if (s.depthwise()) {
+    conv2d_depthwise_backward_input<T>(dy, w, dx, s, stream);
+    return;
+  }
   BackwardInputProblem<T> p{};
-  p.dy = dy, p.w = w, p.dx = dx;
+  p.dy = p.dy_all = dy, p.w = p.w_all = w, p.dx = p.dx_all = dx;
   p.d = dims_of(s, "conv2d backward (input)");
   p.krs = digits_of_step(p.d.R, p.d.S);
   p.k_rs = digits_of_step(1, p.d.RS);
   p.rows = p.d.C;
   p.cols = static_cast<int64_t>(p.d.N) * p.d.HW;
-  launch<T>(p, 1, stream, "conv2d backward (input)");
+  launch<T>(p, p.d.G, stream, "conv2d backward (input)");
 }
 
 int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
+  if (s.depthwise()) return 0;
   WeightSplit split = weight_split(s);
   if (split.splits <= 1) return 0;
-  return split.splits * s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
+  return split.splits * s.out_channels * s.group_in() * s.kernel_h * s.kernel_w;
 }
 
 template <class T>
@@ -612,26 +653,36 @@ void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null, co
                             T* workspace, cudaStream_t stream) {
   constexpr const char* op = "conv2d backward (weight)";
   BackwardWeightProblem<T> p{};
-  p.dy = dy, p.x = x;
+  p.dy = p.dy_all = dy, p.x = p.x_all = x;
   p.d = dims_of(s, op);
+  if (s.depthwise()) {
+    conv2d_depthwise_backward_weight<T>(dy, x, dw, s, stream);
+    if (dbias_or_null != nullptr && s.out_channels > 0) {
+      EMBER_LAUNCH(static_cast<unsigned>(s.out_channels), kThreads, 0, stream, bias_grad_kernel<T>)(dy, p.d,
+                                                                                                  dbias_or_null);
+      EMBER_CUDA_LAUNCH_CHECK("conv2d backward (bias)");
+    }
+    return;
+  }
   p.npq = digits_of_step(p.d.P, p.d.Q);
   p.n_pq = digits_of_step(1, p.d.PQ);
   p.rows = p.d.K;
   p.cols = p.d.CRS;
   WeightSplit split = weight_split(s);
   p.images_per_split = static_cast<int>(split.images_per_split);
+  p.splits = static_cast<int>(split.splits);
   const bool partial = split.splits > 1;
   EMBER_CHECK(!partial || workspace != nullptr, op, " (CUDA): needs a workspace of ",
               cuda::conv2d_backward_weight_workspace(s), " elements, got none");
   p.out = partial ? workspace : dw;
-  launch<T>(p, split.splits, stream, op);
+  launch<T>(p, split.splits * p.d.G, stream, op);
   if (partial && p.rows * p.cols > 0) {
-    const int64_t n = p.rows * p.cols;
+    const int64_t n = p.d.G * p.rows * p.cols;
     EMBER_LAUNCH(blocks_for(n), 256, 0, stream, sum_splits_kernel<T>)(workspace, split.splits, n, dw);
     EMBER_CUDA_LAUNCH_CHECK(op);
   }
   if (dbias_or_null != nullptr && p.d.K > 0) {
-    EMBER_LAUNCH(static_cast<unsigned>(p.d.K), kThreads, 0, stream, bias_grad_kernel<T>)(dy, p.d, dbias_or_null);
+    EMBER_LAUNCH(static_cast<unsigned>(s.out_channels), kThreads, 0, stream, bias_grad_kernel<T>)(dy, p.d, dbias_or_null);
     EMBER_CUDA_LAUNCH_CHECK("conv2d backward (bias)");
   }
 }

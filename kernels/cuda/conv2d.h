@@ -2,6 +2,8 @@
 // memory, forward and both backwards, as implicit GEMMs: each block gathers its tile of the
 // virtual im2col matrix straight from the input (padding, stride and dilation handled by bounds
 // checks), so no im2col buffer exists in device memory.
+// Channel groups (Conv2dShape::groups) run as grid slices, one ungrouped GEMM per group on its
+// channel slices; s.depthwise() shapes run the direct kernels of conv2d_depthwise.h instead.
 // defines: ember::kernels::cuda::conv2d_forward, conv2d_backward_input,
 //          conv2d_backward_weight, conv2d_backward_weight_workspace
 #pragma once

@@ -48,12 +48,15 @@ struct Descriptors {
       EMBER_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, type, n, c, h, wd));
       EMBER_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, type, n, k, p, q));
       EMBER_CUDNN_CHECK(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, type, 1, k, 1, 1));
-      EMBER_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, type, CUDNN_TENSOR_NCHW, k, c, r, sw));
+      // Grouped: the filter is [K, C / groups, R, S] and the descriptor carries the group count.
+      const int c_group = to_int(s.group_in(), "in_channels / groups");
+      EMBER_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, type, CUDNN_TENSOR_NCHW, k, c_group, r, sw));
       EMBER_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
           conv, to_int(s.pad_h, "pad_h"), to_int(s.pad_w, "pad_w"), to_int(s.stride_h, "stride_h"),
           to_int(s.stride_w, "stride_w"), to_int(s.dilation_h, "dilation_h"), to_int(s.dilation_w, "dilation_w"),
           CUDNN_CROSS_CORRELATION, type));
       EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+      EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, to_int(s.groups, "groups")));
     } catch (...) {
       release();
       throw;
@@ -83,7 +86,7 @@ using Key = std::array<int64_t, 17>;
 Key key_of(const Conv2dShape& s, Pass pass, cudnnDataType_t type, int device) {
   return {static_cast<int64_t>(pass), static_cast<int64_t>(type), device, s.batch, s.in_channels, s.in_h,
           s.in_w, s.out_channels, s.kernel_h, s.kernel_w, s.stride_h, s.stride_w, s.pad_h, s.pad_w,
-          s.dilation_h, s.dilation_w, 0};
+          s.dilation_h, s.dilation_w, s.groups};
 }
 
 // The first heuristic result that succeeded without tensor-core math. The call then runs with the

@@ -161,8 +161,8 @@ TEST_CASE("functional ops reject bad input with messages naming the op and the s
                       Catch::Contains("kernel 5x5 (dilated 5x5) is larger than the padded input 4x4"));
   REQUIRE_THROWS_WITH(F::conv2d(ember::randn({1, 1, 8, 8}), ember::randn({1, 1, 3, 3}), Tensor(), {.stride = 0}),
                       Catch::Contains("conv2d: stride must be positive, got 0"));
-  REQUIRE_THROWS_WITH(F::conv2d(ember::randn({1, 2, 8, 8}), ember::randn({2, 1, 3, 3}), Tensor(), {.groups = 2}),
-                      Catch::Contains("groups=2 is not supported yet"));
+  REQUIRE_THROWS_WITH(F::conv2d(ember::randn({1, 6, 8, 8}), ember::randn({4, 1, 3, 3}), Tensor(), {.groups = 4}),
+                      Catch::Contains("conv2d: in_channels (6) must be divisible by groups (4)"));
   REQUIRE_THROWS_WITH(F::max_pool2d(ember::randn({8, 8}), 2), Catch::Contains("max_pool2d: input must be 4-D"));
   REQUIRE_THROWS_WITH(F::max_pool2d(ember::randn({1, 1, 8, 8}), 2, {.stride = -1}),
                       Catch::Contains("stride must be positive, got -1"));
