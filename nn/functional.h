@@ -1,31 +1,26 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
-// defines: ember::nn::functional::{conv2d, max_pool2d, relu, sigmoid, tanh, gelu, silu, leaky_relu,
-//          elu, hardswish, GELUOptions, linear, flatten, dropout,
 // defines: ember::nn::functional::{conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
-//          adaptive_max_pool2d, relu, linear, flatten, dropout,
-//          log_softmax, nll_loss, cross_entropy, mse_loss}, Reduction
-// defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
-//          log_softmax, softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss,
-//          huber_loss, binary_cross_entropy, binary_cross_entropy_with_logits, kl_div}, Reduction
-// defines: ember::nn::functional::{conv2d, max_pool2d, relu, linear, flatten, dropout,
-//          log_softmax, nll_loss, cross_entropy, mse_loss, batch_norm}, Reduction
+//          adaptive_max_pool2d, relu, sigmoid, tanh, gelu, GELUOptions, silu, leaky_relu, elu,
+//          hardswish, linear, flatten, dropout, softmax, log_softmax, nll_loss, cross_entropy,
+//          mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
+//          binary_cross_entropy_with_logits, kl_div, batch_norm}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "ember/core/tensor.h"
 #include "ember/nn/options/conv.h"     // defines: Conv2dOptions
 #include "ember/nn/options/loss.h"     // defines: Reduction, NllLossOptions, CrossEntropyOptions
-#include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions
 #include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions, AvgPool2dOptions
 
 namespace ember::nn::functional {
 
+using nn::AvgPool2dOptions;
 using nn::BceOptions;
 using nn::BceWithLogitsOptions;
 using nn::Conv2dOptions;
@@ -34,7 +29,6 @@ using nn::ExpandingArray;
 using nn::MaxPool2dOptions;
 using nn::NllLossOptions;
 using nn::Reduction;
-using nn::AvgPool2dOptions;
 
 // x [N, C, H, W], weight [K, C / groups, kH, kW], bias [K] or undefined -> [N, K, P, Q], as
 // PyTorch's F.conv2d(input, weight, bias, stride, padding, dilation, groups); groups == C is the
