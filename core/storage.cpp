@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <sys/sysinfo.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -38,26 +39,35 @@ size_t cpu_memory_limit() {
   return limit;
 }
 
+// Note [CPU allocation alignment]: blocks come from malloc, 64-byte aligned by hand (the raw
+// pointer is kept in the 8 bytes before the aligned one), not from aligned_alloc: glibc's
+// aligned_alloc asks for size + alignment + a header and trims the excess, so a freed block never
+// fits the next request of the same size, the heap grows at every step and each new block
+// page-faults in (measured: a 14 MB activation written in 90 ms instead of 0.4 ms). malloc'd
+// blocks of one size are reused, as Note [CPU allocation reuse] intends.
 void* allocate_cpu(size_t nbytes) {
   if (nbytes > cpu_memory_limit()) {
     throw OutOfMemory(detail::str("cpu allocator: cannot allocate ", nbytes, " bytes (", nbytes >> 30,
                                   " GiB): more than this machine's memory and swap (", cpu_memory_limit() >> 30,
                                   " GiB)"));
   }
-  // aligned_alloc needs a size that is a multiple of the alignment; 0 bytes still gets a block.
-  size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-  void* data = std::aligned_alloc(kCpuAlignment, rounded == 0 ? kCpuAlignment : rounded);
-  if (data == nullptr) {
+  void* raw = std::malloc(nbytes + kCpuAlignment);
+  if (raw == nullptr) {
     throw OutOfMemory(detail::str("cpu allocator: could not allocate ", nbytes, " bytes"));
   }
-  return data;
+  // malloc aligns to 16, so there are at least 16 bytes before the aligned address for `raw`.
+  auto aligned = (reinterpret_cast<uintptr_t>(raw) + kCpuAlignment) & ~uintptr_t(kCpuAlignment - 1);
+  reinterpret_cast<void**>(aligned)[-1] = raw;
+  return reinterpret_cast<void*>(aligned);
 }
+
+void free_cpu(void* data) { std::free(static_cast<void**>(data)[-1]); }
 
 }  // namespace
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   if (device.is_cpu()) {
-    return std::shared_ptr<Storage>(new Storage(allocate_cpu(nbytes), nbytes, device, std::free));
+    return std::shared_ptr<Storage>(new Storage(allocate_cpu(nbytes), nbytes, device, free_cpu));
   }
   void* data = cuda::detail::allocate(nbytes, device.index());
   return std::shared_ptr<Storage>(new Storage(data, nbytes, device, cuda::detail::deallocate));
