@@ -213,6 +213,12 @@ def main():
               file=sys.stderr)
     if not peers:
         sys.exit("scripts/bench: no PyTorch peer available; bash scripts/setup --bench installs them")
+    # Without OpenBLAS, Debian's PyTorch falls back to its reference GEMM (about 7 GFLOP/s here, a
+    # 27x gap on SGEMM), and every GEMM-bound ratio would flatter ember.
+    blas = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "libopenblas0-openmp"], capture_output=True, text=True)
+    if "install ok installed" not in blas.stdout:
+        sys.exit("scripts/bench: libopenblas0-openmp is not installed, so PyTorch would run its reference GEMM "
+                 "and the comparison would be unfair; bash scripts/setup --bench installs it")
     cases = dict(END_TO_END)
     if not args.no_ops:
         cases.update(OPS)
