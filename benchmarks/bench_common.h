@@ -1,7 +1,8 @@
 // Shared pieces of ember-bench: where a case runs (CPU at a thread count, or CUDA with one of the
 // two kernel backends), a manual timer that waits for the GPU, the machine ceilings the suite
 // measures itself, and the counters every case reports.
-// defines: ember::bench::Target, targets, Timer, ceiling, report
+// defines: ember::bench::Target, targets, Timer, ceiling, report, time_forward, time_backward,
+//          add_forward_backward_cases
 //
 // Names: every case is "<op>/<case>/<target>", target "cpu:t1", "cpu:t2", "cuda:handwritten" or
 // "cuda:vendor". scripts/bench.py matches "<op>/<case>" against the PyTorch peers' names.
@@ -91,6 +92,48 @@ void guarded(benchmark::State& state, Body&& body) {
     state.SkipWithError(e.what());
   }
 }
+
+// The two halves of a forward / backward case pair, one timed pass per state iteration.
+// time_forward times forward() alone (the Tensor it returns is freed after the timer stops).
+template <class Forward>
+void time_forward(benchmark::State& state, Timer& timer, Forward&& forward) {
+  for (auto _ : state) {
+    timer.start();
+    Tensor y = forward();
+    timer.stop();
+  }
+}
+
+// time_backward runs forward() outside the timer and times y.backward(dy) alone. Gradients
+// accumulate into .grad, so after each pass it drops the gradients of `leaves` and calls
+// also_clear() when given (a module's zero_grad()): every iteration then does the same work.
+template <class Forward>
+void time_backward(benchmark::State& state, Timer& timer, Forward&& forward, const Tensor& dy,
+                   std::vector<Tensor> leaves, const std::function<void()>& also_clear = nullptr) {
+  for (auto _ : state) {
+    Tensor y = forward();
+    timer.start();
+    y.backward(dy);
+    timer.stop();
+    for (Tensor& leaf : leaves) leaf.set_grad(Tensor());
+    if (also_clear) also_clear();
+  }
+}
+
+// The element count of a shape, as a double for the byte counts passed to report().
+inline double elements(const Shape& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= double(d);
+  return n;
+}
+
+// Registers "<name>/forward" and "<name>/backward" (in microseconds) for a one-input op:
+// x = randn(shape) on the target's device; forward times op(x), backward times
+// op(x).backward(dy) alone (dy random, op(x)'s shape). Reports bytes_forward or bytes_backward
+// per iteration.
+using UnaryOp = std::function<Tensor(const Tensor&)>;
+void add_forward_backward_cases(const std::string& name, const Target& target, const Shape& shape, UnaryOp op,
+                                double bytes_forward, double bytes_backward);
 
 // True under --quick: cases keep their sizes but the 4096^3 SGEMM and the 56x56 conv are not
 // registered on the CPU (seconds per iteration there).

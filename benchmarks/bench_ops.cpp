@@ -3,6 +3,8 @@
 // update. A backward case runs its forward outside the timer and times backward() alone.
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmarks/bench_common.h"
@@ -73,22 +75,9 @@ void register_conv(const Target& target) {
             }
             Tensor dy = randn({c.n, c.k, c.p(), c.q()}).to(t.device());
             Timer timer(state, t);
-            for (auto _ : state) {
-              if (pass == 0) {
-                timer.start();
-                Tensor y = F::conv2d(x, w, b, {.padding = c.padding});
-                timer.stop();
-              } else {
-                Tensor y = F::conv2d(x, w, b, {.padding = c.padding});
-                timer.start();
-                y.backward(dy);
-                timer.stop();
-                // Gradients accumulate into .grad; drop them so every iteration does the same work.
-                x.set_grad(Tensor());
-                w.set_grad(Tensor());
-                b.set_grad(Tensor());
-              }
-            }
+            auto conv = [&] { return F::conv2d(x, w, b, {.padding = c.padding}); };
+            if (pass == 0) time_forward(state, timer, conv);
+            else time_backward(state, timer, conv, dy, {x, w, b});
             report(state, t, timer, c.flops(), c.bytes());
           })
           ->Unit(c.flops() > 1e9 ? benchmark::kMillisecond : benchmark::kMicrosecond);
@@ -99,60 +88,17 @@ void register_conv(const Target& target) {
 void register_pool_relu(const Target& target) {
   const std::pair<const char*, Shape> pools[] = {{"pool1", {64, 10, 24, 24}}, {"pool2", {64, 20, 8, 8}}};
   for (const auto& [name, shape] : pools) {
-    for (bool backward : {false, true}) {
-      add(std::string("max_pool2d/") + name + (backward ? "/backward" : "/forward"), target,
-          [shape = shape, backward](benchmark::State& state, const Target& t) {
-            Tensor x = randn(shape).to(t.device());
-            if (backward) x.requires_grad_();
-            Tensor dy = randn({shape[0], shape[1], shape[2] / 2, shape[3] / 2}).to(t.device());
-            Timer timer(state, t);
-            for (auto _ : state) {
-              if (!backward) {
-                timer.start();
-                Tensor y = F::max_pool2d(x, 2);
-                timer.stop();
-              } else {
-                Tensor y = F::max_pool2d(x, 2);
-                timer.start();
-                y.backward(dy);
-                timer.stop();
-                x.set_grad(Tensor());
-              }
-            }
-            // forward: read x, write y and an int64 argmax; backward: read dy and argmax, write dx.
-            const double n = double(x.numel());
-            report(state, t, timer, 0, backward ? n * 4 + n / 4 * 12 : n * 4 + n / 4 * 12);
-          })
-          ->Unit(benchmark::kMicrosecond);
-    }
+    // forward: read x, write y and an int64 argmax; backward: read dy and argmax, write dx.
+    const double n = elements(shape);
+    add_forward_backward_cases(std::string("max_pool2d/") + name, target, shape,
+                               [](const Tensor& x) { return F::max_pool2d(x, 2); }, n * 4 + n / 4 * 12,
+                               n * 4 + n / 4 * 12);
   }
   const std::pair<const char*, Shape> relus[] = {{"act1", {64, 10, 12, 12}}, {"large", {64, 64, 56, 56}}};
   for (const auto& [name, shape] : relus) {
-    for (bool backward : {false, true}) {
-      add(std::string("relu/") + name + (backward ? "/backward" : "/forward"), target,
-          [shape = shape, backward](benchmark::State& state, const Target& t) {
-            Tensor x = randn(shape).to(t.device());
-            if (backward) x.requires_grad_();
-            Tensor dy = randn(shape).to(t.device());
-            Timer timer(state, t);
-            for (auto _ : state) {
-              if (!backward) {
-                timer.start();
-                Tensor y = F::relu(x);
-                timer.stop();
-              } else {
-                Tensor y = F::relu(x);
-                timer.start();
-                y.backward(dy);
-                timer.stop();
-                x.set_grad(Tensor());
-              }
-            }
-            const double n = double(x.numel());
-            report(state, t, timer, 0, backward ? 12 * n : 8 * n);
-          })
-          ->Unit(benchmark::kMicrosecond);
-    }
+    const double n = elements(shape);
+    add_forward_backward_cases(std::string("relu/") + name, target, shape, [](const Tensor& x) { return F::relu(x); },
+                               8 * n, 12 * n);
   }
 }
 

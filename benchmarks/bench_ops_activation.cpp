@@ -1,7 +1,6 @@
 // Activation cases: sigmoid, tanh, gelu, silu and hardswish forward and backward at a ResNet-8
 // feature map ("act", [128, 16, 28, 28]) and a MobileNet expanded block ("act_mobilenet",
 // [32, 144, 28, 28]). A backward case runs its forward outside the timer and times backward().
-#include <functional>
 #include <string>
 #include <utility>
 
@@ -12,7 +11,7 @@ namespace ember::bench {
 
 void register_activation_cases(const Target& target) {
   namespace F = nn::functional;
-  const std::pair<const char*, std::function<Tensor(const Tensor&)>> ops[] = {
+  const std::pair<const char*, UnaryOp> ops[] = {
       {"sigmoid", [](const Tensor& x) { return F::sigmoid(x); }},
       {"tanh", [](const Tensor& x) { return F::tanh(x); }},
       {"gelu", [](const Tensor& x) { return F::gelu(x); }},
@@ -21,31 +20,9 @@ void register_activation_cases(const Target& target) {
   const std::pair<const char*, Shape> shapes[] = {{"act", {128, 16, 28, 28}}, {"act_mobilenet", {32, 144, 28, 28}}};
   for (const auto& [op_name, op] : ops) {
     for (const auto& [case_name, shape] : shapes) {
-      for (bool backward : {false, true}) {
-        add(std::string(op_name) + "/" + case_name + (backward ? "/backward" : "/forward"), target,
-            [op = op, shape = shape, backward](benchmark::State& state, const Target& t) {
-              Tensor x = randn(shape).to(t.device());
-              if (backward) x.requires_grad_();
-              Tensor dy = randn(shape).to(t.device());
-              Timer timer(state, t);
-              for (auto _ : state) {
-                if (!backward) {
-                  timer.start();
-                  Tensor y = op(x);
-                  timer.stop();
-                } else {
-                  Tensor y = op(x);
-                  timer.start();
-                  y.backward(dy);
-                  timer.stop();
-                  x.set_grad(Tensor());
-                }
-              }
-              const double n = double(x.numel());
-              report(state, t, timer, 0, backward ? 12 * n : 8 * n);
-            })
-            ->Unit(benchmark::kMicrosecond);
-      }
+      // forward: read x, write y; backward: read dy and x (or y), write dx (float32).
+      const double n = elements(shape);
+      add_forward_backward_cases(std::string(op_name) + "/" + case_name, target, shape, op, 8 * n, 12 * n);
     }
   }
 }

@@ -26,20 +26,12 @@ void register_batch_norm_cases(const Target& target) {
               if (pass == Pass::Backward) x.requires_grad_();
               if (pass == Pass::EvalForward) bn.eval();
               Timer timer(state, t);
-              for (auto _ : state) {
-                if (pass == Pass::Backward) {
-                  Tensor y = bn(x);
-                  timer.start();
-                  y.backward(dy);
-                  timer.stop();
-                  x.set_grad(Tensor());
-                  bn.zero_grad();
-                } else {
-                  NoGradGuard no_grad;  // as the peers: no graph for the timed forward
-                  timer.start();
-                  Tensor y = bn(x);
-                  timer.stop();
-                }
+              auto forward = [&] { return bn(x); };
+              if (pass == Pass::Backward) {
+                time_backward(state, timer, forward, dy, {x}, [&] { bn.zero_grad(); });
+              } else {
+                NoGradGuard no_grad;  // as the peers: no graph for the timed forward
+                time_forward(state, timer, forward);
               }
               // Bytes per element: training forward reads x twice and writes y; backward reads
               // dy and x twice and writes dx; evaluation reads x and writes y.

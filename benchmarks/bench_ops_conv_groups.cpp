@@ -45,21 +45,9 @@ void register_conv_groups_cases(const Target& target) {
               const F::Conv2dOptions options{.stride = c.stride, .padding = c.padding, .groups = c.groups};
               Tensor dy = randn({c.n, c.k, c.p(), c.q()}).to(t.device());
               Timer timer(state, t);
-              for (auto _ : state) {
-                if (pass == 0) {
-                  timer.start();
-                  Tensor y = F::conv2d(x, w, b, options);
-                  timer.stop();
-                } else {
-                  Tensor y = F::conv2d(x, w, b, options);
-                  timer.start();
-                  y.backward(dy);
-                  timer.stop();
-                  x.set_grad(Tensor());
-                  w.set_grad(Tensor());
-                  b.set_grad(Tensor());
-                }
-              }
+              auto conv = [&] { return F::conv2d(x, w, b, options); };
+              if (pass == 0) time_forward(state, timer, conv);
+              else time_backward(state, timer, conv, dy, {x, w, b});
               report(state, t, timer, c.flops(), c.bytes());
             });
           })

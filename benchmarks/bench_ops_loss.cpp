@@ -2,6 +2,9 @@
 // a classifier's output) and over the channels of a ResNet-style activation ([32, 64, 28, 28],
 // dim 1: the strided path), forward and backward; cross_entropy with weight and label smoothing,
 // forward + backward. A backward case runs its forward outside the timer and times backward() alone.
+#include <string>
+#include <utility>
+
 #include "benchmarks/bench_common.h"
 #include "ember/nn/functional.h"
 
@@ -15,32 +18,10 @@ namespace F = nn::functional;
 void register_loss_cases(const Target& target) {
   const std::pair<const char*, Shape> softmaxes[] = {{"128x1000", {128, 1000}}, {"32x64x28x28", {32, 64, 28, 28}}};
   for (const auto& [name, shape] : softmaxes) {
-    for (bool backward : {false, true}) {
-      add(std::string("softmax/") + name + (backward ? "/backward" : "/forward"), target,
-          [shape = shape, backward](benchmark::State& state, const Target& t) {
-            Tensor x = randn(shape).to(t.device());
-            if (backward) x.requires_grad_();
-            Tensor dy = randn(shape).to(t.device());
-            Timer timer(state, t);
-            for (auto _ : state) {
-              if (!backward) {
-                timer.start();
-                Tensor y = F::softmax(x, 1);
-                timer.stop();
-              } else {
-                Tensor y = F::softmax(x, 1);
-                timer.start();
-                y.backward(dy);
-                timer.stop();
-                x.set_grad(Tensor());
-              }
-            }
-            // forward: read x, write y; backward: read dy and y, write dx (float32).
-            const double n = double(x.numel());
-            report(state, t, timer, 0, backward ? 12 * n : 8 * n);
-          })
-          ->Unit(benchmark::kMicrosecond);
-    }
+    // forward: read x, write y; backward: read dy and y, write dx (float32).
+    const double n = elements(shape);
+    add_forward_backward_cases(std::string("softmax/") + name, target, shape,
+                               [](const Tensor& x) { return F::softmax(x, 1); }, 8 * n, 12 * n);
   }
   add("cross_entropy/128x10_smooth/train", target, [](benchmark::State& state, const Target& t) {
     Tensor logits = randn({128, 10}).to(t.device()).requires_grad_();

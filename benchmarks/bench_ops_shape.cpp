@@ -19,20 +19,9 @@ void register_shape_cases(const Target& target) {
             }
             Tensor dy = randn({half[0], 2 * half[1], half[2], half[3]}).to(t.device());
             Timer timer(state, t);
-            for (auto _ : state) {
-              if (!backward) {
-                timer.start();
-                Tensor y = cat({a, b}, 1);
-                timer.stop();
-              } else {
-                Tensor y = cat({a, b}, 1);
-                timer.start();
-                y.backward(dy);
-                timer.stop();
-                a.set_grad(Tensor());
-                b.set_grad(Tensor());
-              }
-            }
+            auto forward = [&] { return cat({a, b}, 1); };
+            if (backward) time_backward(state, timer, forward, dy, {a, b});
+            else time_forward(state, timer, forward);
             // Both ways: read and write every element once (4 bytes each way).
             report(state, t, timer, 0, 8.0 * double(dy.numel()));
           });

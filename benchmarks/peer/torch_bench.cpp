@@ -45,6 +45,22 @@ double timed(const std::function<void()>& fn, double min_time) {
   return elapsed / double(n);
 }
 
+// Seconds per y.backward(dy) alone, y = forward() run outside the timed part, as ember-bench times
+// a backward case (torch_bench.py's backward_only). forward() also drops the gradients the last
+// pass left, so every pass does the same work. At least two passes, then until min_time is spent.
+double time_backward(const std::function<torch::Tensor()>& forward, const torch::Tensor& dy, double min_time) {
+  double total = 0;
+  int64_t n = 0;
+  while (total < min_time || n < 2) {
+    torch::Tensor y = forward();
+    const auto t0 = std::chrono::steady_clock::now();
+    y.backward(dy);
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++n;
+  }
+  return total / double(n);
+}
+
 void print(const std::string& name, int threads, double value, const char* unit) {
   std::printf("{\"peer\": \"libtorch\", \"torch\": \"%s\", \"name\": \"%s\", \"threads\": %d, \"device\": \"cpu\", "
               "\"value\": %.6g, \"unit\": \"%s\"}\n",
@@ -101,26 +117,16 @@ int main(int argc, char** argv) {
     const std::string base = std::string("conv2d/") + c.name;
     print(base + "/forward", threads, 1e6 * timed([&] { torch::conv2d(x, w, b); }, min_time / 4), "us");
     torch::Tensor xg = x.clone().requires_grad_();
-    // Backward alone, as ember-bench times it: the forward runs outside the timed part.
-    auto backward_only = [&](const std::function<torch::Tensor()>& forward) {
-      double total = 0;
-      int64_t n = 0;
-      while (total < min_time / 4 || n < 2) {
-        torch::Tensor y = forward();
-        const auto t0 = std::chrono::steady_clock::now();
-        y.backward(dy);
-        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++n;
-      }
-      return total / double(n);
-    };
-    print(base + "/input_grad", threads, 1e6 * backward_only([&] { xg.mutable_grad() = torch::Tensor(); return torch::conv2d(xg, w, b); }), "us");
+    print(base + "/input_grad", threads, 1e6 * time_backward([&] {
+      xg.mutable_grad() = torch::Tensor();
+      return torch::conv2d(xg, w, b);
+    }, dy, min_time / 4), "us");
     torch::Tensor wg = w.clone().requires_grad_(), bg = b.clone().requires_grad_();
-    print(base + "/weight_grad", threads, 1e6 * backward_only([&] {
+    print(base + "/weight_grad", threads, 1e6 * time_backward([&] {
       wg.mutable_grad() = torch::Tensor();
       bg.mutable_grad() = torch::Tensor();
       return torch::conv2d(x, wg, bg);
-    }), "us");
+    }, dy, min_time / 4), "us");
   }
   // conv2d with groups (benchmarks/bench_ops_conv_groups.cpp): depthwise 3x3 MobileNet blocks and a grouped 3x3.
   struct GroupedConv { const char* name; int64_t n, c, h, k, stride, groups; };
@@ -135,26 +141,17 @@ int main(int argc, char** argv) {
     torch::Tensor dy = torch::randn_like(conv(x, w, b));
     const std::string base = std::string("conv2d/") + c.name;
     print(base + "/forward", threads, 1e6 * timed([&] { conv(x, w, b); }, min_time / 4), "us");
-    auto backward_only = [&](const std::function<torch::Tensor()>& forward) {
-      double total = 0;
-      int64_t n = 0;
-      while (total < min_time / 4 || n < 2) {
-        torch::Tensor y = forward();
-        const auto t0 = std::chrono::steady_clock::now();
-        y.backward(dy);
-        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++n;
-      }
-      return total / double(n);
-    };
     torch::Tensor xg = x.clone().requires_grad_();
-    print(base + "/input_grad", threads, 1e6 * backward_only([&] { xg.mutable_grad() = torch::Tensor(); return conv(xg, w, b); }), "us");
+    print(base + "/input_grad", threads, 1e6 * time_backward([&] {
+      xg.mutable_grad() = torch::Tensor();
+      return conv(xg, w, b);
+    }, dy, min_time / 4), "us");
     torch::Tensor wg = w.clone().requires_grad_(), bg = b.clone().requires_grad_();
-    print(base + "/weight_grad", threads, 1e6 * backward_only([&] {
+    print(base + "/weight_grad", threads, 1e6 * time_backward([&] {
       wg.mutable_grad() = torch::Tensor();
       bg.mutable_grad() = torch::Tensor();
       return conv(x, wg, bg);
-    }), "us");
+    }, dy, min_time / 4), "us");
   }
   for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"pool1", {64, 10, 24, 24}},
                              std::pair<const char*, std::vector<int64_t>>{"pool2", {64, 20, 8, 8}}}) {
@@ -183,18 +180,11 @@ int main(int argc, char** argv) {
     print("cat/resnet/forward", threads, 1e6 * timed([&] { torch::cat({a, b}, 1); }, min_time / 4), "us");
     torch::Tensor ag = a.clone().requires_grad_(), bg = b.clone().requires_grad_();
     torch::Tensor dy = torch::randn({32, 128, 28, 28});
-    double total = 0;
-    int64_t n = 0;
-    while (total < min_time / 4 || n < 2) {  // backward alone, as ember-bench times it
+    print("cat/resnet/backward", threads, 1e6 * time_backward([&] {
       ag.mutable_grad() = torch::Tensor();
       bg.mutable_grad() = torch::Tensor();
-      torch::Tensor y = torch::cat({ag, bg}, 1);
-      const auto t0 = std::chrono::steady_clock::now();
-      y.backward(dy);
-      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      ++n;
-    }
-    print("cat/resnet/backward", threads, 1e6 * total / double(n), "us");
+      return torch::cat({ag, bg}, 1);
+    }, dy, min_time / 4), "us");
   }
   // The activation cases of benchmarks/bench_ops_activation.cpp: forward, and backward alone.
   const std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>> activations[] = {
@@ -207,20 +197,14 @@ int main(int argc, char** argv) {
                                    std::pair<const char*, std::vector<int64_t>>{"act_mobilenet", {32, 144, 28, 28}}}) {
     torch::Tensor x = torch::randn(shape), dy = torch::randn(shape);
     torch::Tensor xg = x.clone().requires_grad_();
-    for (const auto& [op_name, op] : activations) {
-      const std::string base = std::string(op_name) + "/" + shape_name;
+    for (const auto& activation : activations) {
+      const auto& op = activation.second;  // a plain reference, not a structured binding: lambdas capture it
+      const std::string base = std::string(activation.first) + "/" + shape_name;
       print(base + "/forward", threads, 1e6 * timed([&] { op(x); }, min_time / 4), "us");
-      double total = 0;
-      int64_t n = 0;
-      while (total < min_time / 4 || n < 2) {
+      print(base + "/backward", threads, 1e6 * time_backward([&] {
         xg.mutable_grad() = torch::Tensor();
-        torch::Tensor y = op(xg);
-        const auto t0 = std::chrono::steady_clock::now();
-        y.backward(dy);
-        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++n;
-      }
-      print(base + "/backward", threads, 1e6 * total / double(n), "us");
+        return op(xg);
+      }, dy, min_time / 4), "us");
     }
   }
   for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"128x1000", {128, 1000}},
@@ -228,17 +212,10 @@ int main(int argc, char** argv) {
     torch::Tensor xs = torch::randn(shape), dys = torch::randn(shape);
     print(std::string("softmax/") + name + "/forward", threads, 1e6 * timed([&] { torch::softmax(xs, 1); }, min_time / 4), "us");
     torch::Tensor xsg = xs.clone().requires_grad_();
-    double total = 0;
-    int64_t n = 0;
-    while (total < min_time / 4 || n < 2) {  // backward alone, the forward outside the timed part
+    print(std::string("softmax/") + name + "/backward", threads, 1e6 * time_backward([&] {
       xsg.mutable_grad() = torch::Tensor();
-      torch::Tensor y = torch::softmax(xsg, 1);
-      const auto t0 = std::chrono::steady_clock::now();
-      y.backward(dys);
-      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      ++n;
-    }
-    print(std::string("softmax/") + name + "/backward", threads, 1e6 * total / double(n), "us");
+      return torch::softmax(xsg, 1);
+    }, dys, min_time / 4), "us");
   }
   torch::Tensor logits_s = torch::randn({128, 10}, torch::requires_grad());
   torch::Tensor labels_s = (torch::arange(128) / 13).to(torch::kLong), weight_s = torch::arange(10) / 10.0 + 0.5;
@@ -259,18 +236,11 @@ int main(int argc, char** argv) {
       print(base + "/train_forward", threads, 1e6 * timed([&] { bn->forward(x); }, min_time / 4), "us");
     }
     torch::Tensor xg = x.clone().requires_grad_();
-    double total = 0;
-    int64_t n = 0;
-    while (total < min_time / 4 || n < 2) {
+    print(base + "/backward", threads, 1e6 * time_backward([&] {
       xg.mutable_grad() = torch::Tensor();
       bn->zero_grad();
-      torch::Tensor y = bn->forward(xg);
-      const auto t0 = std::chrono::steady_clock::now();
-      y.backward(dy);
-      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      ++n;
-    }
-    print(base + "/backward", threads, 1e6 * total / double(n), "us");
+      return bn->forward(xg);
+    }, dy, min_time / 4), "us");
     bn->eval();
     torch::NoGradGuard no_grad;
     print(base + "/eval_forward", threads, 1e6 * timed([&] { bn->forward(x); }, min_time / 4), "us");
@@ -281,17 +251,10 @@ int main(int argc, char** argv) {
     torch::Tensor x = torch::randn(shape);
     print(name + "/forward", threads, 1e6 * timed([&] { op(x); }, min_time / 4), "us");
     torch::Tensor xg = x.clone().requires_grad_(), dy = torch::randn_like(op(x));
-    double total = 0;
-    int64_t n = 0;
-    while (total < min_time / 4 || n < 2) {
+    print(name + "/backward", threads, 1e6 * time_backward([&] {
       xg.mutable_grad() = torch::Tensor();
-      torch::Tensor y = op(xg);
-      const auto t0 = std::chrono::steady_clock::now();
-      y.backward(dy);
-      total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      ++n;
-    }
-    print(name + "/backward", threads, 1e6 * total / double(n), "us");
+      return op(xg);
+    }, dy, min_time / 4), "us");
   };
   pool_case("avg_pool2d/3x3s2", {32, 64, 56, 56}, [](const torch::Tensor& x) { return torch::avg_pool2d(x, 3, 2, 1); });
   pool_case("adaptive_avg_pool2d/global", {128, 64, 7, 7},
