@@ -14,13 +14,13 @@
 
 using ember::Shape;
 using ember::Tensor;
-using ember::test::check_gradients;
+using namespace ember::test;
 
 namespace {
 
 // cat, stack, split and chunk only move values: their gradients are held to 1e-6, tighter than
 // the default. The inputs are float64 already and reach the op as given, views included.
-const ember::test::GradcheckOptions kTight{.tol = 1e-6};
+const GradcheckOptions kTight{.tol = 1e-6};
 
 Tensor f64(Shape shape) { return ember::randn(std::move(shape), {.dtype = ember::kFloat64}); }
 

@@ -18,16 +18,14 @@
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
-using ember::test::check_gradient;
-using ember::test::fixture;
-using ember::test::require_close;
+using namespace ember::test;
 
 namespace {
 
 using Op = std::function<Tensor(const Tensor&)>;
 
 // Smooth element-wise ops: their finite differences are held to 1e-6, tighter than the default.
-const ember::test::GradcheckOptions kTight{.tol = 1e-6};
+const GradcheckOptions kTight{.tol = 1e-6};
 
 // Forward and input gradient of `op` against the fixture `name`, in float32 and (from the same
 // float32 inputs, against the float32 reference) float64.

@@ -17,10 +17,7 @@
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
-using ember::test::check_gradients;
-using ember::test::fixture;
-using ember::test::fixture_path;
-using ember::test::require_close;
+using namespace ember::test;
 
 namespace {
 

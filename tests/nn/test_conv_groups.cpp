@@ -17,10 +17,7 @@
 namespace F = ember::nn::functional;
 namespace nn = ember::nn;
 using ember::Tensor;
-using ember::test::check_gradients;
-using ember::test::fixture;
-using ember::test::leaf;
-using ember::test::require_close;
+using namespace ember::test;
 
 namespace {
 

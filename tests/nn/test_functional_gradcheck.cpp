@@ -11,7 +11,7 @@
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
-using ember::test::check_gradients;
+using namespace ember::test;
 
 TEST_CASE("conv2d gradients match finite differences over stride, padding and dilation variants") {
   ember::manual_seed(3);

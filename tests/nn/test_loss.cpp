@@ -20,10 +20,7 @@
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
-using ember::test::check_gradients;
-using ember::test::fixture;
-using ember::test::leaf;
-using ember::test::require_close;
+using namespace ember::test;
 
 namespace {
 

@@ -12,8 +12,7 @@
 #include "nn/reference.h"
 
 using ember::Tensor;
-using ember::test::fixture;
-using ember::test::require_close;
+using namespace ember::test;
 
 namespace {
 
