@@ -11,11 +11,7 @@
 #include "ember/nn/normalization.h"
 #include "parity.h"
 
-using ember::Shape;
-using ember::Tensor;
-using parity::dtype_suffix;
-using parity::random_input;
-using parity::tolerance_for;
+using namespace parity;  // and through it ember::Shape and ember::Tensor
 namespace F = ember::nn::functional;
 
 TEST_CASE("batch_norm matches the CPU on CUDA, training and evaluation, forward and backward") {

@@ -10,11 +10,7 @@
 #include "ember/nn/functional.h"
 #include "parity.h"
 
-using ember::Shape;
-using ember::Tensor;
-using parity::dtype_suffix;
-using parity::random_input;
-using parity::tolerance_for;
+using namespace parity;  // and through it ember::Shape and ember::Tensor
 namespace F = ember::nn::functional;
 
 namespace {

@@ -13,44 +13,24 @@
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
 #include "ember/nn/activation.h"
-#include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
 
 using Op = std::function<Tensor(const Tensor&)>;
 
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/activation_" + name + ".safetensors");
-}
-
-// max |a - b| / max(|b|max, 1e-6), as tests/nn/test_functional_pytorch.cpp.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (!(diff <= worst)) {  // NaN counts as worst
-      worst = std::isnan(diff) ? INFINITY : diff;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": worst element " << worst_at << " (x-independent index): ember " << a.data<double>()[worst_at]
-            << " vs PyTorch " << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
+// Smooth element-wise ops: their finite differences are held to 1e-6, tighter than the default.
+const GradcheckOptions kTight{.tol = 1e-6};
 
 // Forward and input gradient of `op` against the fixture `name`, in float32 and (from the same
 // float32 inputs, against the float32 reference) float64.
 void check_fixture(const std::string& name, const Op& op) {
-  auto f = fixture(name);
+  auto f = fixture("activation_" + name);
   for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
     const std::string what = name + (dtype == ember::kFloat32 ? " f32" : " f64");
     Tensor x = f.at("x").to(dtype).detach().requires_grad_();
@@ -59,34 +39,6 @@ void check_fixture(const std::string& name, const Op& op) {
     y.backward(f.at("dy").to(dtype));
     require_close(x.grad(), f.at("dx"), what + " input gradient");
   }
-}
-
-// autograd's gradient of sum(fn(x) * w) against central differences, every element, float64.
-void check_gradients(const std::string& what, const Op& fn, const Tensor& input, double eps = 1e-6) {
-  Tensor x = input.detach().to(ember::kFloat64).requires_grad_();
-  Tensor out = fn(x);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  Tensor analytic = x.grad().contiguous().reshape({-1});
-  Tensor flat = x.detach().contiguous().reshape({-1});
-  double worst = 0;
-  int64_t worst_at = -1;
-  for (int64_t i = 0; i < flat.numel(); ++i) {
-    auto value_at = [&](double delta) {
-      Tensor moved = flat.clone();
-      moved.data<double>()[i] += delta;
-      return ember::sum(ember::mul(fn(moved.reshape(x.sizes())), weights)).item<double>();
-    };
-    const double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-    const double err = std::fabs(numeric - analytic.data<double>()[i]) / std::max(1.0, std::fabs(numeric));
-    if (err > worst) {
-      worst = err;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": worst element " << worst_at << ", relative error " << worst);
-  CHECK(worst < 1e-6);
 }
 
 struct Named {
@@ -158,22 +110,22 @@ TEST_CASE("activation gradients match finite differences: odd sizes, batch 1, no
   const std::vector<ember::Shape> shapes{{1}, {7}, {1, 3, 5}, {2, 3, 5, 3}};
   for (const Named& a : all_activations()) {
     for (const ember::Shape& shape : shapes) {
-      check_gradients(a.name + " " + ember::shape_str(shape), a.op, ember::mul(ember::randn(shape), 2.5));
+      check_gradient(a.name + " " + ember::shape_str(shape), a.op, ember::mul(ember::randn(shape), 2.5), kTight);
     }
     // Non-contiguous: a transposed view and a strided slice.
     const Op op = a.op;
-    check_gradients(a.name + " transposed [5,3]", [op](const Tensor& t) { return op(t.t()); },
-                    ember::mul(ember::randn({5, 3}), 2.5));
-    check_gradients(a.name + " narrowed [4,9]", [op](const Tensor& t) { return op(t.narrow(1, 2, 5)); },
-                    ember::mul(ember::randn({4, 9}), 2.5));
+    check_gradient(a.name + " transposed [5,3]", [op](const Tensor& t) { return op(t.t()); },
+                   ember::mul(ember::randn({5, 3}), 2.5), kTight);
+    check_gradient(a.name + " narrowed [4,9]", [op](const Tensor& t) { return op(t.narrow(1, 2, 5)); },
+                   ember::mul(ember::randn({4, 9}), 2.5), kTight);
   }
   for (const Named& t : std::vector<Named>{{"erf", [](const Tensor& v) { return ember::erf(v); }},
                                            {"tanh op", [](const Tensor& v) { return ember::tanh(v); }},
                                            {"sigmoid op", [](const Tensor& v) { return ember::sigmoid(v); }}}) {
     const Op op = t.op;
-    check_gradients(t.name + " [2,3,5]", op, ember::mul(ember::randn({2, 3, 5}), 2.0));
-    check_gradients(t.name + " transposed [5,3]", [op](const Tensor& v) { return op(v.t()); },
-                    ember::mul(ember::randn({5, 3}), 2.0));
+    check_gradient(t.name + " [2,3,5]", op, ember::mul(ember::randn({2, 3, 5}), 2.0), kTight);
+    check_gradient(t.name + " transposed [5,3]", [op](const Tensor& v) { return op(v.t()); },
+                   ember::mul(ember::randn({5, 3}), 2.0), kTight);
   }
 }
 

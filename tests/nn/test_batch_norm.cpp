@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,38 +13,18 @@
 #include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/normalization.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
-
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/norm_" + name + ".safetensors");
-}
-
-// max |a - b| / max(|b|max, 1e-6) over the whole tensor, reported with the worst element.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.defined());
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.detach().to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    const double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (diff > worst) { worst = diff; worst_at = i; }
-  }
-  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at] << " vs PyTorch "
-            << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
 
 // Replays a fixture's steps on an ember layer built with the fixture's options.
 template <class Layer>
 void check_training_fixture(const std::string& name, int64_t features, double eps = 1e-5) {
-  auto f = fixture(name);
+  auto f = fixture("norm_" + name);
   const Tensor o = f.at("options");
   const double momentum = o.at<double>({0});
   const bool affine = o.at<double>({1}) != 0, track = o.at<double>({2}) != 0;
@@ -83,42 +62,6 @@ void check_training_fixture(const std::string& name, int64_t features, double ep
   require_close(layer(f.at("eval_x")), f.at("eval_y"), name + " eval forward");
 }
 
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// Autograd's gradient of sum(fn(inputs) * weights) against central differences, every element of
-// every input, in float64; reports the worst element.
-void check_gradients(const std::string& what, const Fn& fn, std::vector<Tensor> inputs, double eps = 1e-6) {
-  for (Tensor& t : inputs) t = t.detach().to(ember::kFloat64).requires_grad_();
-  Tensor out = fn(inputs);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Tensor analytic = inputs[k].grad();
-    REQUIRE(analytic.defined());
-    Tensor flat_analytic = analytic.contiguous().reshape({-1});
-    Tensor base = inputs[k].detach(), flat = base.contiguous().reshape({-1});
-    double worst = 0, worst_numeric = 0, worst_analytic = 0;
-    int64_t worst_at = -1;
-    for (int64_t i = 0; i < flat.numel(); ++i) {
-      std::vector<Tensor> shifted = inputs;
-      auto value_at = [&](double delta) {
-        Tensor moved = flat.clone();
-        moved.data<double>()[i] += delta;
-        shifted[k] = moved.reshape(base.sizes());
-        return ember::sum(ember::mul(fn(shifted), weights)).item<double>();
-      };
-      const double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-      const double a = flat_analytic.data<double>()[i];
-      const double err = std::fabs(numeric - a) / std::max(1.0, std::fabs(numeric));
-      if (err > worst) { worst = err; worst_at = i; worst_numeric = numeric; worst_analytic = a; }
-    }
-    INFO(what << ", input " << k << " element " << worst_at << ": numeric " << worst_numeric << " vs autograd "
-              << worst_analytic);
-    CHECK(worst < 1e-5);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("BatchNorm2d matches PyTorch over three training steps, momentum 0.1 and None, affine or not") {
@@ -135,12 +78,12 @@ TEST_CASE("BatchNorm1d matches PyTorch on [N, C] and [N, C, L] inputs") {
 
 TEST_CASE("a PyTorch BatchNorm2d state_dict loads and gives PyTorch's evaluation output") {
   ember::nn::BatchNorm2d layer(16);
-  ember::load(layer, std::string(EMBER_FIXTURE_DIR) + "/norm_bn2d_state.safetensors");
+  ember::load(layer, fixture_path("norm_bn2d_state"));
   CHECK(layer.num_batches_tracked.dtype() == ember::kInt64);
   CHECK(layer.num_batches_tracked.dim() == 0);
   CHECK(layer.num_batches_tracked.item<int64_t>() == 7);
   layer.eval();
-  auto io = fixture("bn2d_state_io");
+  auto io = fixture("norm_bn2d_state_io");
   require_close(layer(io.at("x")), io.at("y"), "loaded BatchNorm2d eval forward");
   SECTION("and the same in float64") {
     layer.to(ember::kFloat64);

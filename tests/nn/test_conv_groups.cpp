@@ -4,52 +4,26 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
-#include "ember/nn/checkpoint.h"
 #include "ember/nn/conv.h"
 #include "ember/nn/functional.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 namespace nn = ember::nn;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
 
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/conv_groups_" + name + ".safetensors");
-}
-
-// max |a - b| / max(|b|max, 1e-6), as tests/nn/test_functional_pytorch.cpp.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (diff > worst) {
-      worst = diff;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at] << " vs PyTorch "
-            << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
-
-Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
-
 // The options tensor: [stride h, w, padding h, w, dilation h, w, bias, groups].
 void check_fixture(const std::string& name) {
-  auto f = fixture(name);
+  auto f = fixture("conv_groups_" + name);
   Tensor o = f.at("options");
   auto at = [&](int64_t i) { return o.at<int64_t>({i}); };
   const bool has_bias = at(6) != 0;
@@ -63,48 +37,6 @@ void check_fixture(const std::string& name) {
   require_close(x.grad(), f.at("dx"), name + " input gradient");
   require_close(w.grad(), f.at("dw"), name + " weight gradient");
   if (has_bias) require_close(b.grad(), f.at("db"), name + " bias gradient");
-}
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// Autograd's gradient of sum(fn(inputs) * weights) against central differences, every element of
-// every input (the helper of tests/nn/test_functional_gradcheck.cpp, which is not in a header).
-void check_gradients(const std::string& what, const Fn& fn, std::vector<Tensor> inputs, double eps = 1e-6) {
-  for (Tensor& t : inputs) t = t.detach().to(ember::kFloat64).requires_grad_();
-  Tensor out = fn(inputs);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Tensor analytic = inputs[k].grad();
-    REQUIRE(analytic.defined());
-    Tensor base = inputs[k].detach();
-    Tensor flat = base.contiguous().reshape({-1});
-    Tensor analytic_flat = analytic.contiguous().reshape({-1});
-    double worst = 0, worst_numeric = 0, worst_analytic = 0;
-    int64_t worst_at = -1;
-    for (int64_t i = 0; i < flat.numel(); ++i) {
-      std::vector<Tensor> shifted = inputs;
-      auto value_at = [&](double delta) {
-        Tensor moved = flat.clone();
-        moved.data<double>()[i] += delta;
-        shifted[k] = moved.reshape(base.sizes());
-        return ember::sum(ember::mul(fn(shifted), weights)).item<double>();
-      };
-      const double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-      const double a = analytic_flat.data<double>()[i];
-      const double err = std::fabs(numeric - a) / std::max(1.0, std::fabs(numeric));
-      if (err > worst) {
-        worst = err;
-        worst_at = i;
-        worst_numeric = numeric;
-        worst_analytic = a;
-      }
-    }
-    INFO(what << ", input " << k << " element " << worst_at << ": numeric " << worst_numeric << " vs autograd "
-              << worst_analytic);
-    CHECK(worst < 1e-5);
-  }
 }
 
 }  // namespace

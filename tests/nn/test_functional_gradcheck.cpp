@@ -1,58 +1,17 @@
 // Finite-difference gradient checks (float64) of every functional op, and their error messages.
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <functional>
 #include <vector>
 
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
 #include "ember/nn/functional.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
-
-namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// Compares autograd's gradient of sum(fn(inputs) * weights) with central differences for every
-// element of every input; reports the worst element on failure.
-void check_gradients(const std::string& what, const Fn& fn, std::vector<Tensor> inputs, double eps = 1e-6) {
-  for (Tensor& t : inputs) t = t.detach().to(ember::kFloat64).requires_grad_();
-  Tensor out = fn(inputs);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Tensor analytic = inputs[k].grad();
-    REQUIRE(analytic.defined());
-    Tensor base = inputs[k].detach();
-    Tensor flat = base.contiguous().reshape({-1});
-    double worst = 0;
-    int64_t worst_at = -1;
-    double worst_numeric = 0, worst_analytic = 0;
-    for (int64_t i = 0; i < flat.numel(); ++i) {
-      std::vector<Tensor> shifted = inputs;
-      auto value_at = [&](double delta) {
-        Tensor moved = flat.clone();
-        moved.data<double>()[i] += delta;
-        shifted[k] = moved.reshape(base.sizes());
-        return ember::sum(ember::mul(fn(shifted), weights)).item<double>();
-      };
-      double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-      double a = analytic.contiguous().reshape({-1}).data<double>()[i];
-      double err = std::fabs(numeric - a) / std::max(1.0, std::fabs(numeric));
-      if (err > worst) { worst = err; worst_at = i; worst_numeric = numeric; worst_analytic = a; }
-    }
-    INFO(what << ", input " << k << " element " << worst_at << ": numeric " << worst_numeric
-              << " vs autograd " << worst_analytic);
-    CHECK(worst < 1e-5);
-  }
-}
-
-}  // namespace
+using namespace ember::test;
 
 TEST_CASE("conv2d gradients match finite differences over stride, padding and dilation variants") {
   ember::manual_seed(3);

@@ -1,41 +1,19 @@
 // The functional ops against PyTorch's own values (tests/gen_functional_fixtures.py).
 #include <catch2/catch.hpp>
 
-#include <cmath>
+#include <map>
 #include <string>
 
 #include "ember/core/autograd.h"
 #include "ember/core/ops.h"
-#include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
-
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/functional_" + name + ".safetensors");
-}
-
-// max |a - b| / max(|b|max, 1e-6): one relative error over the whole tensor, reported on failure.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (diff > worst) { worst = diff; worst_at = i; }
-  }
-  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at]
-            << " vs PyTorch " << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
-
-Tensor leaf(const Tensor& t) { return t.detach().clone().requires_grad_(); }
 
 // The options tensor of a conv fixture: [stride h, w, padding h, w, dilation h, w, bias].
 F::Conv2dOptions conv_options(const Tensor& o) {
@@ -44,7 +22,7 @@ F::Conv2dOptions conv_options(const Tensor& o) {
 }
 
 void check_conv_fixture(const std::string& name) {
-  auto f = fixture(name);
+  auto f = fixture("functional_" + name);
   Tensor options = f.at("options");
   bool has_bias = options.at<int64_t>({6}) != 0;
   Tensor x = leaf(f.at("x")), w = leaf(f.at("w"));
@@ -59,7 +37,7 @@ void check_conv_fixture(const std::string& name) {
 
 // The options tensor of a pool fixture: [kernel h, w, stride h, w, padding h, w].
 void check_pool_fixture(const std::string& name) {
-  auto f = fixture(name);
+  auto f = fixture("functional_" + name);
   Tensor o = f.at("options");
   auto at = [&](int64_t i) { return o.at<int64_t>({i}); };
   Tensor x = leaf(f.at("x"));
@@ -91,7 +69,7 @@ TEST_CASE("max_pool2d matches PyTorch with non-square kernels, strides and paddi
 
 TEST_CASE("relu, log_softmax and linear match PyTorch") {
   {
-    auto f = fixture("relu");
+    auto f = fixture("functional_relu");
     Tensor x = leaf(f.at("x"));
     Tensor y = F::relu(x);
     require_close(y, f.at("y"), "relu forward");
@@ -99,7 +77,7 @@ TEST_CASE("relu, log_softmax and linear match PyTorch") {
     require_close(x.grad(), f.at("dx"), "relu gradient");
   }
   {
-    auto f = fixture("log_softmax");
+    auto f = fixture("functional_log_softmax");
     Tensor x = leaf(f.at("x"));
     Tensor y = F::log_softmax(x, 1);
     require_close(y, f.at("y"), "log_softmax forward");
@@ -107,7 +85,7 @@ TEST_CASE("relu, log_softmax and linear match PyTorch") {
     require_close(x.grad(), f.at("dx"), "log_softmax gradient");
   }
   for (std::string name : {"fc", "fc_odd"}) {
-    auto f = fixture(name);
+    auto f = fixture("functional_" + name);
     Tensor x = leaf(f.at("x")), w = leaf(f.at("w")), b = leaf(f.at("b"));
     Tensor y = F::linear(x, w, b);
     require_close(y, f.at("y"), name + " forward");
@@ -119,7 +97,7 @@ TEST_CASE("relu, log_softmax and linear match PyTorch") {
 }
 
 TEST_CASE("cross_entropy matches PyTorch's loss, per-row losses and logit gradient") {
-  auto f = fixture("cross_entropy");
+  auto f = fixture("functional_cross_entropy");
   Tensor logits = leaf(f.at("logits"));
   Tensor loss = F::cross_entropy(logits, f.at("target"));
   require_close(loss.reshape({1}), f.at("loss"), "cross_entropy mean loss");
@@ -133,7 +111,7 @@ TEST_CASE("cross_entropy matches PyTorch's loss, per-row losses and logit gradie
 }
 
 TEST_CASE("the tutorial network's loss and every parameter gradient match PyTorch") {
-  auto f = fixture("tutorial_network");
+  auto f = fixture("functional_tutorial_network");
   std::map<std::string, Tensor> p;
   for (std::string name : {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"}) {
     p[name] = leaf(f.at(name));

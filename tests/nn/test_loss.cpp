@@ -13,86 +13,19 @@
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
-#include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/loss.h"
 #include "ember/nn/softmax.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
 
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/loss_" + name + ".safetensors");
-}
-
-// max |a - b| / max(|b|max, 1e-6) over the whole tensor, as tests/nn/test_functional_pytorch.cpp.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    const double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (!(diff <= worst)) {  // a NaN is the worst
-      worst = std::isnan(diff) ? INFINITY : diff;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at] << " vs PyTorch "
-            << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
-
 double tolerance(ember::DType dtype) { return dtype == ember::kFloat32 ? 1e-4 : 1e-10; }
 std::string suffix(ember::DType dtype) { return dtype == ember::kFloat32 ? " (float32)" : " (float64)"; }
-Tensor leaf(const Tensor& t, ember::DType dtype) { return t.detach().to(dtype).clone().requires_grad_(); }
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-// Autograd's gradient of sum(fn(inputs) * weights) against central differences for every element
-// of every input (float64). test_functional_gradcheck.cpp has the same check in its own file; it
-// is not in a header.
-void check_gradients(const std::string& what, const Fn& fn, std::vector<Tensor> inputs, double eps = 1e-6) {
-  for (Tensor& t : inputs) t = t.detach().to(ember::kFloat64).requires_grad_();
-  Tensor out = fn(inputs);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    Tensor analytic = inputs[k].grad();
-    REQUIRE(analytic.defined());
-    analytic = analytic.contiguous().reshape({-1});
-    Tensor base = inputs[k].detach();
-    Tensor flat = base.contiguous().reshape({-1});
-    double worst = 0, worst_numeric = 0, worst_analytic = 0;
-    int64_t worst_at = -1;
-    for (int64_t i = 0; i < flat.numel(); ++i) {
-      std::vector<Tensor> shifted = inputs;
-      auto value_at = [&](double delta) {
-        Tensor moved = flat.clone();
-        moved.data<double>()[i] += delta;
-        shifted[k] = moved.reshape(base.sizes());
-        return ember::sum(ember::mul(fn(shifted), weights)).item<double>();
-      };
-      const double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-      const double a = analytic.data<double>()[i];
-      const double err = std::fabs(numeric - a) / std::max(1.0, std::fabs(numeric));
-      if (!(err <= worst)) {
-        worst = std::isnan(err) ? INFINITY : err;
-        worst_at = i;
-        worst_numeric = numeric;
-        worst_analytic = a;
-      }
-    }
-    INFO(what << ", input " << k << " element " << worst_at << ": numeric " << worst_numeric << " vs autograd "
-              << worst_analytic);
-    CHECK(worst < 1e-5);
-  }
-}
 
 F::Reduction reduction_of(double code) {
   return code == 0 ? F::Reduction::None : code == 1 ? F::Reduction::Mean : F::Reduction::Sum;
@@ -121,7 +54,7 @@ TEST_CASE("softmax and log_softmax match PyTorch over dims 0, 1, 2 and -1 of 3-D
   };
   for (const Case& c : {Case{"softmax_3d", {0, 1, -1}, false}, Case{"softmax_4d", {0, 1, 2, -1}, false},
                         Case{"log_softmax_3d", {0, 1, -1}, true}, Case{"log_softmax_4d", {0, 1, 2, -1}, true}}) {
-    auto f = fixture(c.file);
+    auto f = fixture(std::string("loss_") + c.file);
     for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
       for (int64_t dim : c.dims) {
         const std::string key = dim < 0 ? "m" + std::to_string(-dim) : std::to_string(dim);
@@ -142,7 +75,7 @@ TEST_CASE("cross_entropy and nll_loss match PyTorch with weight, ignore_index, l
   const char* nll_cases[] = {"nll_all", "nll_pixel"};
   auto run = [](const std::string& name, bool ce) {
     for (const char* reduction : {"none", "mean", "sum"}) {
-      auto f = fixture(name + "_" + reduction);
+      auto f = fixture("loss_" + name + "_" + reduction);
       Tensor config = f.at("config");
       auto at = [&](int64_t i) { return config.data<double>()[i]; };
       for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
@@ -331,7 +264,7 @@ TEST_CASE("l1, smooth_l1, huber, binary_cross_entropy (with logits) and kl_div m
        }}};
   for (const auto& [name, loss_fn] : cases) {
     for (F::Reduction r : {F::Reduction::None, F::Reduction::Mean, F::Reduction::Sum}) {
-      auto f = fixture(name + "_" + reduction_name(r));
+      auto f = fixture("loss_" + name + "_" + reduction_name(r));
       for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
         const std::string what = name + " " + reduction_name(r) + suffix(dtype);
         Tensor x = leaf(f.at("input"), dtype);

@@ -4,21 +4,17 @@
 // eval-mode output.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <map>
 #include <sstream>
 #include <string>
 
-#include "ember/nn/checkpoint.h"
 #include "examples/models/blocks.h"
+#include "nn/reference.h"
 
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
-
-std::map<std::string, Tensor> fixture(const std::string& name) {
-  return ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/block_" + name + ".safetensors");
-}
 
 // Entries "<prefix>.<key>" of a fixture, by key.
 std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& f, const std::string& prefix) {
@@ -29,22 +25,8 @@ std::map<std::string, Tensor> with_prefix(const std::map<std::string, Tensor>& f
   return out;
 }
 
-// max |a - b| / max(max |b|, 1e-6) below `tol`, reported with the name on failure.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.detach().to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    worst = std::max(worst, std::fabs(a.data<double>()[i] - b.data<double>()[i]));
-  }
-  INFO(what << ": relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
-
 void check_block(ember::nn::Module& block, const std::string& name) {
-  auto f = fixture(name);
+  auto f = fixture("block_" + name);
   block.load_state_dict(with_prefix(f, "state"));
   block.train();
   Tensor x = f.at("x").clone().requires_grad_();

@@ -3,41 +3,21 @@
 // random shapes (odd sizes, batch 1, 3-D and non-contiguous inputs), and their error messages.
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <functional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
-#include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
+#include "nn/reference.h"
 
 namespace F = ember::nn::functional;
 using ember::Tensor;
+using namespace ember::test;
 
 namespace {
-
-// max |a - b| / max(|b|max, 1e-6) over the whole tensor, as tests/nn/test_functional_pytorch.cpp.
-void require_close(const Tensor& actual, const Tensor& expected, const std::string& what, double tol = 1e-4) {
-  INFO(what << ": shapes " << ember::shape_str(actual.sizes()) << " vs " << ember::shape_str(expected.sizes()));
-  REQUIRE(actual.sizes() == expected.sizes());
-  Tensor a = actual.to(ember::kFloat64).contiguous(), b = expected.to(ember::kFloat64).contiguous();
-  double worst = 0, scale = 1e-6;
-  int64_t worst_at = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    scale = std::max(scale, std::fabs(b.data<double>()[i]));
-    const double diff = std::fabs(a.data<double>()[i] - b.data<double>()[i]);
-    if (diff > worst) {
-      worst = diff;
-      worst_at = i;
-    }
-  }
-  INFO(what << ": worst element " << worst_at << ": ember " << a.data<double>()[worst_at] << " vs PyTorch "
-            << b.data<double>()[worst_at] << ", relative error " << worst / scale);
-  CHECK(worst / scale < tol);
-}
 
 // Runs the op a pool fixture names (its "options" tensor: see tests/gen_pool_fixtures.py).
 Tensor run_fixture_op(const Tensor& x, const Tensor& o) {
@@ -61,46 +41,12 @@ Tensor run_fixture_op(const Tensor& x, const Tensor& o) {
 }
 
 void check_pool_fixture(const std::string& name) {
-  auto f = ember::nn::read_safetensors(std::string(EMBER_FIXTURE_DIR) + "/pool_" + name + ".safetensors");
-  Tensor x = f.at("x").detach().clone().requires_grad_();
+  auto f = fixture("pool_" + name);
+  Tensor x = leaf(f.at("x"));
   Tensor y = run_fixture_op(x, f.at("options"));
   require_close(y, f.at("y"), name + " forward");
   y.backward(f.at("dy"));
   require_close(x.grad(), f.at("dx"), name + " input gradient");
-}
-
-using Fn = std::function<Tensor(const Tensor&)>;
-
-// Compares autograd's gradient of sum(fn(x) * weights) in float64 with central differences for
-// every element of x; reports the worst element on failure.
-void check_gradient(const std::string& what, const Fn& fn, const Tensor& input, double eps = 1e-6) {
-  Tensor x = input.detach().to(ember::kFloat64).contiguous().requires_grad_();
-  Tensor out = fn(x);
-  Tensor weights = ember::randn(out.sizes(), {.dtype = ember::kFloat64});
-  ember::sum(ember::mul(out, weights)).backward();
-  ember::NoGradGuard no_grad;
-  Tensor analytic = x.grad().contiguous();
-  Tensor base = x.detach();
-  double worst = 0, worst_numeric = 0, worst_analytic = 0;
-  int64_t worst_at = -1;
-  for (int64_t i = 0; i < base.numel(); ++i) {
-    auto value_at = [&](double delta) {
-      Tensor moved = base.clone();
-      moved.data<double>()[i] += delta;
-      return ember::sum(ember::mul(fn(moved), weights)).item<double>();
-    };
-    const double numeric = (value_at(eps) - value_at(-eps)) / (2 * eps);
-    const double a = analytic.data<double>()[i];
-    const double err = std::fabs(numeric - a) / std::max(1.0, std::fabs(numeric));
-    if (err > worst) {
-      worst = err;
-      worst_at = i;
-      worst_numeric = numeric;
-      worst_analytic = a;
-    }
-  }
-  INFO(what << ": element " << worst_at << ": numeric " << worst_numeric << " vs autograd " << worst_analytic);
-  CHECK(worst < 1e-5);
 }
 
 // Distinct values at least 0.01 apart in a random order (a max is differentiable only away from
