@@ -2,7 +2,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ember/kernels/cpu/threading.h"
 
@@ -138,18 +140,29 @@ void batch_norm_forward_training(const T* x, const T* weight, const T* bias, T* 
 template <class T>
 void batch_norm_forward_eval(const T* x, const T* mean, const T* var, const T* weight, const T* bias, T* y,
                              T* save_invstd, double eps, const BatchNormShape& s) {
-#pragma omp parallel for num_threads(threads_for(s)) schedule(static)
+  // The per-channel scale and shift first (C values, cheap), so that the pass over x can walk the
+  // N*C planes in memory order and split them between threads evenly: going channel by channel
+  // jumps between batch elements, and caps the threads at C.
+  std::vector<T> scales(static_cast<size_t>(s.channels)), shifts(static_cast<size_t>(s.channels));
   for (int64_t c = 0; c < s.channels; ++c) {
     const double invstd = 1.0 / std::sqrt(static_cast<double>(var[c]) + eps);
     if (save_invstd != nullptr) save_invstd[c] = static_cast<T>(invstd);
     const double w = weight != nullptr ? static_cast<double>(weight[c]) : 1.0;
     const double shift = bias != nullptr ? static_cast<double>(bias[c]) : 0.0;
     const double scale = invstd * w;
-    for (int64_t b = 0; b < s.batch; ++b) {
-      affine_range(x + plane(s, b, c), y + plane(s, b, c), s.spatial, static_cast<T>(scale),
-                   static_cast<T>(shift - static_cast<double>(mean[c]) * scale));
-    }
+    scales[c] = static_cast<T>(scale);
+    shifts[c] = static_cast<T>(shift - static_cast<double>(mean[c]) * scale);
   }
+  const int64_t planes = s.batch * s.channels;
+  const int threads = s.numel() < kParallelElements || omp_in_parallel()
+                          ? 1
+                          : static_cast<int>(std::min<int64_t>(get_num_threads(), planes));
+  parallel_ranges(planes, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t c = p % s.channels;
+      affine_range(x + p * s.spatial, y + p * s.spatial, s.spatial, scales[c], shifts[c]);
+    }
+  });
 }
 
 template <class T>
