@@ -3,12 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "ember/kernels/cpu/threading.h"
+#include "ember/kernels/cpu/vector_math.h"
 
 namespace ember::kernels::cpu {
 namespace {
@@ -28,28 +28,9 @@ void mse_backward_loop(const T* x, const T* t, Grad g, T* dx, T* dt, int64_t n) 
   }
 }
 
-// exp for float written to vectorise (no call, no branch; the selects need -fno-trapping-math,
-// set for this file in kernels/CMakeLists.txt, as do the simd reductions below): Cephes' expf, a degree-7 polynomial on
-// r = x - n ln2 (|r| <= ln2 / 2) times 2^n built in the exponent bits, n rounded with the 1.5 * 2^23
-// trick (SSE2 has no vector floor). Within 2 ulp of std::exp for x <= 88; 0 below -87.3 (where
-// expf is subnormal or 0); NaN stays NaN. std::exp is a call per element, which kept every softmax
-// loop scalar. double keeps std::exp (its tests hold 1e-10).
-inline float exp_of(float x) {
-  const float t = std::min(std::max(x, -87.33654f), 88.0f);
-  const float n = (t * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = t - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  float y = p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  y = x < -87.33654f ? 0.0f : y;
-  return x != x ? x : y;
-}
+// exp that vectorises for float (kernels/cpu/vector_math.h: std::exp is a call per element, which
+// kept every softmax loop scalar); double keeps std::exp (its tests hold 1e-10).
+inline float exp_of(float x) { return vmath::exp(x); }
 inline double exp_of(double x) { return std::exp(x); }
 
 // Softmax of one contiguous row (inner == 1). always_inline: the float clones below take the loops
