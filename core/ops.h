@@ -1,12 +1,14 @@
 // Tensor arithmetic on the CPU and on CUDA (the same checks and errors on both), all differentiable.
-// defines: add sub mul div neg exp log sqrt pow abs erf tanh sigmoid, eq ne lt le gt ge, where, sum mean max min
-//          argmax argmin, matmul, sum_to, broadcast_shapes, operators, ember::detail::wrap_dim
+// defines: add sub mul div neg exp log sqrt pow abs erf tanh sigmoid clamp clamp_min clamp_max, eq ne lt le gt
+//          ge, where masked_fill, sum mean var std max min argmax argmin, matmul, sum_to, broadcast_shapes,
+//          operators, ember::detail::wrap_dim
 //
 // Binary ops broadcast as NumPy and PyTorch do (sizes align from the right; a size-1 dim
 // stretches) and promote dtypes (bool < uint8 < int64 < float32 < float64). Inputs may be strided:
 // no hidden copy is made for element-wise ops. Mixing devices throws, naming both.
 #pragma once
 
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -45,6 +47,13 @@ Tensor abs(const Tensor& a);
 Tensor erf(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
+// min(max(a, min), max) element-wise, as torch.clamp with scalar bounds (core/ops_clamp.cpp): either
+// bound may be absent (not both); NaN stays NaN; min > max gives max everywhere. An integer tensor
+// keeps its dtype for whole bounds and computes in float32 for fractional ones. The gradient
+// passes where min <= a <= max (both ends included, as PyTorch). Throws for a bool tensor.
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max);
+Tensor clamp_min(const Tensor& a, double min);
+Tensor clamp_max(const Tensor& a, double max);
 
 // Comparisons return bool tensors and record no gradient.
 Tensor eq(const Tensor& a, const Tensor& b);
@@ -62,11 +71,21 @@ Tensor ge(const Tensor& a, double b);
 
 // Elements of a where condition is true, else of b (all three broadcast). condition: bool/uint8.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+// a with `value` where mask is true, as torch.masked_fill: mask is bool and broadcasts to a's
+// shape (the result keeps a's shape and dtype); a 0-dim tensor value may carry a gradient. The
+// gradient of a is zero under the mask.
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
 
 // Reductions. An empty `dims` reduces over every dim. sum of integers is int64; mean needs a
 // floating tensor. max/min over a dim return {values, indices} as torch.max(x, dim) does.
 Tensor sum(const Tensor& a, Shape dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& a, Shape dims = {}, bool keepdim = false);
+// The variance over `dims` (every dim when empty) of a floating tensor, as torch.var: divided by
+// N - 1 when `unbiased` (Bessel's correction), else by N; N - 1 <= 0 gives inf or NaN, as PyTorch.
+// Two passes (mean, then the squared deviations from it), so no cancellation; std = sqrt(var).
+Tensor var(const Tensor& a, Shape dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, Shape dims = {}, bool unbiased = true, bool keepdim = false);
 Tensor max(const Tensor& a);
 Tensor min(const Tensor& a);
 std::tuple<Tensor, Tensor> max(const Tensor& a, int64_t dim, bool keepdim = false);

@@ -373,6 +373,25 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value) {
+  EMBER_CHECK(a.defined() && mask.defined() && value.defined(), "masked_fill: called with an undefined tensor");
+  EMBER_CHECK(mask.dtype() == kBool, "masked_fill: expected a bool mask, got ", dtype_name(mask.dtype()));
+  check_same_device("masked_fill", a, mask);
+  EMBER_CHECK(value.dim() == 0, "masked_fill: expected a 0-dim value tensor, got ", value.dim(), "-D value of shape ",
+              value.sizes());
+  EMBER_CHECK(broadcast_shapes(a.sizes(), mask.sizes(), "masked_fill") == a.sizes(), "masked_fill: mask of shape ",
+              mask.sizes(), " does not broadcast to the input's shape ", a.sizes());
+  // A CPU scalar may fill a CUDA tensor, as in PyTorch; the value takes the input's dtype.
+  return where(mask, value.to(a.device()).to(a.dtype()), a);
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+  EMBER_CHECK(a.defined(), "masked_fill: called on an undefined tensor");
+  return masked_fill(a, mask, full({}, value, {.dtype = a.dtype(), .device = a.device()}));
+}
+
+Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return ember::masked_fill(*this, mask, value); }
+
 // --- In-place --------------------------------------------------------------------------------
 
 Tensor& Tensor::fill_(double value) {

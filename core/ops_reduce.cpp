@@ -1,4 +1,4 @@
-// Reductions over dims (sum, mean, max, min, argmax, argmin) and their gradients.
+// Reductions over dims (sum, mean, var, std, max, min, argmax, argmin) and their gradients.
 #include <algorithm>
 #include <limits>
 
@@ -175,6 +175,40 @@ Tensor mean(const Tensor& a, Shape dims, bool keepdim) {
   return div(sum(a, reduce, keepdim), static_cast<double>(count));
 }
 
+Tensor var(const Tensor& a, Shape dims, bool unbiased, bool keepdim) {
+  EMBER_CHECK(a.defined() && is_floating(a.dtype()), "var: expected a floating-point tensor, got ",
+              a.defined() ? dtype_name(a.dtype()) : "an undefined tensor");
+  Shape reduce = normalize_dims(dims, a.dim(), "var");
+  int64_t count = 1;
+  for (int64_t d : reduce) count *= a.size(d);
+  // N - 1 may be 0 (one element): the division then gives inf or NaN, as torch.var does.
+  const double divisor = static_cast<double>(count - (unbiased ? 1 : 0));
+  Tensor x = a.detach();
+  Tensor deviation;
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    deviation = sub(x, mean(x, reduce, true));  // two passes: no cancellation in the squares
+    out = div(sum(mul(deviation, deviation), reduce, keepdim), divisor);
+  }
+  if (autograd::needs_grad({a})) {
+    Shape sizes = a.sizes();
+    SavedTensor saved_deviation(deviation);
+    autograd::record("var", {a}, {&out}, [=](const std::vector<Tensor>& g) {
+      // d var / d x_i = 2 (x_i - mean) / divisor; the mean's own dependence on x_i cancels.
+      Tensor spread = expand_reduced(g[0], sizes, reduce, keepdim);
+      return std::vector<Tensor>{mul(spread, mul(saved_deviation.unpack("var"), 2.0 / divisor))};
+    });
+  }
+  return out;
+}
+
+Tensor std(const Tensor& a, Shape dims, bool unbiased, bool keepdim) {
+  EMBER_CHECK(a.defined() && is_floating(a.dtype()), "std: expected a floating-point tensor, got ",
+              a.defined() ? dtype_name(a.dtype()) : "an undefined tensor");
+  return sqrt(var(a, std::move(dims), unbiased, keepdim));
+}
+
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
   if (grad.sizes() == shape) return grad;
   int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
@@ -208,6 +242,12 @@ Tensor Tensor::sum() const { return ember::sum(*this); }
 Tensor Tensor::sum(Shape dims, bool keepdim) const { return ember::sum(*this, std::move(dims), keepdim); }
 Tensor Tensor::mean() const { return ember::mean(*this); }
 Tensor Tensor::mean(Shape dims, bool keepdim) const { return ember::mean(*this, std::move(dims), keepdim); }
+Tensor Tensor::var(Shape dims, bool unbiased, bool keepdim) const {
+  return ember::var(*this, std::move(dims), unbiased, keepdim);
+}
+Tensor Tensor::std(Shape dims, bool unbiased, bool keepdim) const {
+  return ember::std(*this, std::move(dims), unbiased, keepdim);
+}
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return ember::argmax(*this, dim, keepdim); }
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -176,6 +177,10 @@ class Tensor {
   Tensor sqrt() const;
   Tensor abs() const;
   Tensor pow(double exponent) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor var(Shape dims = {}, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(Shape dims = {}, bool unbiased = true, bool keepdim = false) const;
 
   // PyTorch's printing: tensor([[1.0000, 2.0000]], device='cuda:0')
   std::string str() const;

@@ -95,6 +95,12 @@ void unary(UnaryOp, int, void*, const void*, const StridedLoop<2>&, double, Stre
 void where(int, void*, const uint8_t*, const void*, const void*, const StridedLoop<4>&, Stream) {
   cuda_not_built("where");
 }
+void clamp(int, void*, const void*, const StridedLoop<2>&, const ClampBounds<double>&, Stream) {
+  cuda_not_built("clamp");
+}
+void clamp_backward(int, void*, const void*, const void*, const StridedLoop<3>&, const ClampBounds<double>&, Stream) {
+  cuda_not_built("clamp");
+}
 size_t sum_workspace_bytes(const ReduceLoop&) { cuda_not_built("sum"); }
 void sum(void*, int, const void*, int, const ReduceLoop&, void*, size_t, Stream) { cuda_not_built("sum"); }
 size_t extremum_workspace_bytes(const ReduceLoop&, int) { cuda_not_built("max"); }

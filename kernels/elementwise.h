@@ -2,7 +2,8 @@
 // strided loop over several operands of one shape. kernels/cpu/elementwise.h and
 // kernels/cuda/elementwise.h declare the same entry points over these.
 // defines: ember::kernels::{kDType*, dispatch_dtype, BinaryOp, UnaryOp, is_comparison,
-//          select_or_compare, negate_or_abs, StridedLoop, coalesce, numel_of, contiguous_strides}
+//          select_or_compare, negate_or_abs, ClampBounds, clamp_value, clamp_passes_gradient,
+//          StridedLoop, coalesce, numel_of, contiguous_strides}
 #pragma once
 
 #include <array>
@@ -83,6 +84,30 @@ constexpr T negate_or_abs(T x) {
     if constexpr (std::is_unsigned_v<T>) return x;
     else return x < T(0) ? static_cast<T>(-x) : x;
   }
+}
+
+// clamp's bounds, either of which may be absent (torch.clamp(x, min=None, max=...)), in the
+// element type T of the kernel that uses them (double at the kernels' entry points).
+template <class T>
+struct ClampBounds {
+  T min{}, max{};
+  bool has_min = false, has_max = false;
+};
+
+// min(max(x, lo), hi) as torch.clamp: NaN stays NaN, and lo > hi gives hi everywhere.
+template <class T>
+constexpr T clamp_value(T x, const ClampBounds<T>& b) {
+  if (x != x) return x;
+  if (b.has_min && x < b.min) x = b.min;
+  if (b.has_max && x > b.max) x = b.max;
+  return x;
+}
+
+// Whether clamp's gradient reaches x: inside the closed range [lo, hi], as PyTorch's
+// clamp_backward (a NaN x gets none).
+template <class T>
+constexpr bool clamp_passes_gradient(T x, const ClampBounds<T>& b) {
+  return (!b.has_min || x >= b.min) && (!b.has_max || x <= b.max);
 }
 
 // N operands viewed over one shape; strides in elements, 0 for a broadcast dim. Operand 0 is the

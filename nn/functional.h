@@ -1,7 +1,7 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
 // defines: ember::nn::functional::{conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
 //          adaptive_max_pool2d, relu, sigmoid, tanh, gelu, GELUOptions, silu, leaky_relu, elu,
-//          hardswish, linear, flatten, dropout, softmax, log_softmax, nll_loss, cross_entropy,
+//          hardswish, linear, flatten, dropout, dropout2d, softmax, log_softmax, nll_loss, cross_entropy,
 //          mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
 //          binary_cross_entropy_with_logits, kl_div, batch_norm}, Reduction
 //
@@ -81,6 +81,9 @@ Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1)
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when `training`;
 // the identity otherwise. Draws from the default generator (seeded by ember::manual_seed).
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
+// Zeroes whole channels: each [H, W] plane of input [N, C, H, W] (or [C, H, W], unbatched) with
+// probability p, scaling the kept ones by 1/(1-p), when `training` (as F.dropout2d).
+Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
 
 // log(softmax(input)) over `dim` (negative counts from the end) of an input of any rank, as
 // PyTorch's F.log_softmax(input, dim).

@@ -1,4 +1,4 @@
-// relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, hardswish, dropout and flatten: checks, one
+// relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, hardswish, dropout, dropout2d and flatten: checks, one
 // dispatch to kernels/ per direction, backward nodes.
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
@@ -172,6 +172,21 @@ Tensor dropout(const Tensor& input, double p, bool training) {
     });
   }
   return out;
+}
+
+Tensor dropout2d(const Tensor& input, double p, bool training) {
+  detail::check_defined(input, "dropout2d", "input");
+  EMBER_CHECK(p >= 0.0 && p <= 1.0, "dropout2d: probability must be in [0, 1], got ", p);
+  EMBER_CHECK(input.dim() == 3 || input.dim() == 4,
+              "dropout2d: expected input [N, C, H, W] or [C, H, W], got ", input.dim(), "-D input ", input.sizes());
+  if (!training || p == 0.0) return input;
+  detail::check_floating(input, "dropout2d", "input");
+  // One keep-or-drop draw per channel: dropout's kernels on a [N, C, 1, 1] tensor of ones give the
+  // per-channel scale (0 or 1/(1-p)), which the multiply broadcasts over H and W.
+  Shape channels = input.sizes();
+  channels[channels.size() - 1] = channels[channels.size() - 2] = 1;
+  Tensor scale = dropout(ones(channels, {.dtype = input.dtype(), .device = input.device()}), p, true);
+  return mul(input, scale);
 }
 
 }  // namespace ember::nn::functional

@@ -169,4 +169,59 @@ void where(int dtype, void* out, const uint8_t* condition, const void* a, const 
   });
 }
 
+namespace {
+
+template <class T>
+ClampBounds<T> bounds_as(const ClampBounds<double>& b) {
+  return {static_cast<T>(b.min), static_cast<T>(b.max), b.has_min, b.has_max};
+}
+
+}  // namespace
+
+void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, const ClampBounds<double>& bounds) {
+  EMBER_CHECK(dtype != kDTypeBool, "clamp: the kernel does not take bool tensors");
+  dispatch_dtype(dtype, "clamp", [&](auto tag) {
+    using T = decltype(tag);
+    const ClampBounds<T> b = bounds_as<T>(bounds);
+    T* po = static_cast<T*>(out);
+    const T* pa = static_cast<const T*>(a);
+    for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+      T* o = po + off[0];
+      const T* u = pa + off[1];
+      if (step[0] == 1 && step[1] == 1) {
+        for (int64_t k = 0; k < n; ++k) o[k] = clamp_value(u[k], b);
+      } else {
+        for (int64_t k = 0; k < n; ++k) o[k * step[0]] = clamp_value(u[k * step[1]], b);
+      }
+    });
+  });
+}
+
+void clamp_backward(int dtype, void* grad_input, const void* grad_output, const void* input, const StridedLoop<3>& loop,
+                    const ClampBounds<double>& bounds) {
+  dispatch_dtype(dtype, "clamp_backward", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const ClampBounds<T> b = bounds_as<T>(bounds);
+      T* pgi = static_cast<T*>(grad_input);
+      const T* pgo = static_cast<const T*>(grad_output);
+      const T* px = static_cast<const T*>(input);
+      for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+        T* gi = pgi + off[0];
+        const T* go = pgo + off[1];
+        const T* x = px + off[2];
+        if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
+          for (int64_t k = 0; k < n; ++k) gi[k] = clamp_passes_gradient(x[k], b) ? go[k] : T(0);
+        } else {
+          for (int64_t k = 0; k < n; ++k) {
+            gi[k * step[0]] = clamp_passes_gradient(x[k * step[2]], b) ? go[k * step[1]] : T(0);
+          }
+        }
+      });
+    } else {
+      needs_floating("clamp_backward", dtype);
+    }
+  });
+}
+
 }  // namespace ember::kernels::cpu

@@ -1,6 +1,6 @@
 // Element-wise kernels on the CPU: binary arithmetic and comparisons, unary math, where; and the
 // strided loop engine under them, copy and the reductions.
-// defines: ember::kernels::cpu::{for_each_strided, binary, unary, where}
+// defines: ember::kernels::cpu::{for_each_strided, binary, unary, where, clamp, clamp_backward}
 //
 // The CPU twins of kernels/cuda/elementwise.h: the same entry points over the same op codes and
 // loops (kernels/elementwise.h), without a stream. Each runs on the calling thread; the op and
@@ -63,5 +63,14 @@ void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>
 // out = condition ? a : b; condition is bool or uint8 (nonzero is true), out, a and b of `dtype`.
 // Loop operands: 0 out, 1 condition, 2 a, 3 b.
 void where(int dtype, void* out, const uint8_t* condition, const void* a, const void* b, const StridedLoop<4>& loop);
+
+// out = clamp_value(a, bounds) (kernels/elementwise.h), out and a of `dtype` (not bool); the
+// bounds are converted to it once. Loop operands: 0 out, 1 a.
+void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, const ClampBounds<double>& bounds);
+
+// grad_input = clamp_passes_gradient(input, bounds) ? grad_output : 0, all of floating `dtype`.
+// Loop operands: 0 grad_input, 1 grad_output, 2 input.
+void clamp_backward(int dtype, void* grad_input, const void* grad_output, const void* input, const StridedLoop<3>& loop,
+                    const ClampBounds<double>& bounds);
 
 }  // namespace ember::kernels::cpu

@@ -98,6 +98,28 @@ struct WhereFn {
   }
 };
 
+template <class T>
+struct ClampFn {
+  const T* a;
+  ClampBounds<T> bounds;
+  __device__ T operator()(const int64_t (&off)[2]) const { return clamp_value(a[off[1]], bounds); }
+};
+
+template <class T>
+struct ClampBackwardFn {
+  const T* grad_output;
+  const T* input;
+  ClampBounds<T> bounds;
+  __device__ T operator()(const int64_t (&off)[3]) const {
+    return clamp_passes_gradient(input[off[2]], bounds) ? grad_output[off[1]] : T(0);
+  }
+};
+
+template <class T>
+ClampBounds<T> bounds_as(const ClampBounds<double>& b) {
+  return {static_cast<T>(b.min), static_cast<T>(b.max), b.has_min, b.has_max};
+}
+
 template <BinaryOp op, class T>
 void launch_binary(void* out, const void* a, const void* b, const StridedLoop<3>& loop, double alpha,
                    cudaStream_t stream, const char* name) {
@@ -183,6 +205,29 @@ void where(int dtype, void* out, const uint8_t* condition, const void* a, const 
     using T = decltype(tag);
     WhereFn<T> fn{condition, static_cast<const T*>(a), static_cast<const T*>(b)};
     detail::launch_elementwise<4>(static_cast<T*>(out), fn, loop, stream, "where");
+  });
+}
+
+void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, const ClampBounds<double>& bounds,
+           cudaStream_t stream) {
+  EMBER_CHECK(dtype != kDTypeBool, "clamp: the CUDA kernel does not take bool tensors");
+  dispatch_dtype(dtype, "clamp", [&](auto tag) {
+    using T = decltype(tag);
+    ClampFn<T> fn{static_cast<const T*>(a), bounds_as<T>(bounds)};
+    detail::launch_elementwise<2>(static_cast<T*>(out), fn, loop, stream, "clamp");
+  });
+}
+
+void clamp_backward(int dtype, void* grad_input, const void* grad_output, const void* input, const StridedLoop<3>& loop,
+                    const ClampBounds<double>& bounds, cudaStream_t stream) {
+  dispatch_dtype(dtype, "clamp_backward", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      ClampBackwardFn<T> fn{static_cast<const T*>(grad_output), static_cast<const T*>(input), bounds_as<T>(bounds)};
+      detail::launch_elementwise<3>(static_cast<T*>(grad_input), fn, loop, stream, "clamp_backward");
+    } else {
+      needs_floating("clamp_backward", dtype);
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 // Element-wise kernels on one CUDA device: binary arithmetic and comparisons, unary math, where.
-// defines: ember::kernels::cuda::{binary, unary, where}
+// defines: ember::kernels::cuda::{binary, unary, where, clamp, clamp_backward}
 //
 // The CUDA twins of kernels/cpu/elementwise.h, over the same op codes and loops
 // (kernels/elementwise.h). Every function takes the output and inputs as one strided loop over
@@ -32,5 +32,15 @@ void unary(UnaryOp op, int dtype, void* out, const void* a, const StridedLoop<2>
 // Loop operands: 0 out, 1 condition, 2 a, 3 b.
 void where(int dtype, void* out, const uint8_t* condition, const void* a, const void* b,
            const StridedLoop<4>& loop, Stream stream);
+
+// out = clamp_value(a, bounds) (kernels/elementwise.h), out and a of `dtype` (not bool); the
+// bounds are converted to it on the host, as the CPU kernel does. Loop operands: 0 out, 1 a.
+void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, const ClampBounds<double>& bounds,
+           Stream stream);
+
+// grad_input = clamp_passes_gradient(input, bounds) ? grad_output : 0, all of floating `dtype`.
+// Loop operands: 0 grad_input, 1 grad_output, 2 input.
+void clamp_backward(int dtype, void* grad_input, const void* grad_output, const void* input, const StridedLoop<3>& loop,
+                    const ClampBounds<double>& bounds, Stream stream);
 
 }  // namespace ember::kernels::cuda

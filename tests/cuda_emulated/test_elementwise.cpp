@@ -1,4 +1,4 @@
-// binary (every BinaryOp), unary (every UnaryOp) and where on the emulator against reference
+// binary (every BinaryOp), unary (every UnaryOp), where and clamp (forward and backward) on the emulator against reference
 // loops written here (the CPU versions live in core/ops_elementwise.cpp, which these tests do not
 // link): every dtype the kernels take, 0-dim, empty and multi-block shapes, broadcast (stride 0)
 // and transposed / padded / step-2 inputs, and non-contiguous outputs whose gaps must stay
@@ -406,6 +406,66 @@ TEMPLATE_TEST_CASE("emulated where selects as the reference with bool and uint8 
         std::vector<T> got_cpu = poisoned<T>(out.extent);  // the CPU twin
         cpu::where(TestType::code, got_cpu.data(), cv.data(), av.data(), bv.data(), loop);
         CHECK(matches(got_cpu, want, "cpu " + what, 0.0, /*nan_equal=*/true));
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("emulated clamp and its backward match the reference for both, one or inverted bounds",
+                   "[cuda-emulated][elementwise]", F32, F64, I64, U8) {
+  using T = typename TestType::type;
+  using Bounds = ember::kernels::ClampBounds<double>;
+  std::mt19937_64 rng(131 + TestType::code);
+  const double lo = std::is_same_v<T, uint8_t> ? 0 : -20, hi = std::is_same_v<T, uint8_t> ? 40 : 20;
+  const double a = std::is_same_v<T, uint8_t> ? 10 : -5, b = std::is_same_v<T, uint8_t> ? 30 : 6;
+  for (const Bounds& bounds : {Bounds{a, b, true, true}, Bounds{a, 0, true, false}, Bounds{0, b, false, true},
+                               Bounds{b, a, true, true}}) {
+    const ember::kernels::ClampBounds<T> typed{static_cast<T>(bounds.min), static_cast<T>(bounds.max), bounds.has_min,
+                                               bounds.has_max};
+    for (const Shape& sizes : shapes()) {
+      for (const Layout3& l : binary_layouts) {
+        const Operand out = make_operand(sizes, l.out), x = make_operand(sizes, l.a), g = make_operand(sizes, l.b);
+        // Integers in [lo, hi) hit the bounds exactly; the floats get a NaN now and then.
+        std::vector<T> xv = ember::test::random_vector<T>(x.extent, rng, lo, hi);
+        if constexpr (std::is_floating_point_v<T>) {
+          for (size_t i = 0; i < xv.size(); i += 7) xv[i] = std::nearbyint(xv[i]);
+          if (!xv.empty()) xv[xv.size() / 2] = std::numeric_limits<T>::quiet_NaN();
+        }
+        std::vector<T> want = poisoned<T>(out.extent), got = poisoned<T>(out.extent);
+        for_each_index(sizes, [&](const Shape& i) {
+          T v = xv[offset_of(i, x.strides)];
+          if (v == v) {
+            if (bounds.has_min && v < typed.min) v = typed.min;
+            if (bounds.has_max && v > typed.max) v = typed.max;
+          }
+          want[offset_of(i, out.strides)] = v;
+        });
+        const std::string what = std::string("clamp ") + dtype_name(TestType::code) + " [" +
+                                 (bounds.has_min ? std::to_string(bounds.min) : "none") + ", " +
+                                 (bounds.has_max ? std::to_string(bounds.max) : "none") + "], " +
+                                 describe(sizes, {l.out, l.a});
+        const StridedLoop<2> loop2{sizes, {out.strides, x.strides}};
+        cuda::clamp(TestType::code, got.data(), xv.data(), loop2, bounds, ember::test::default_stream());
+        CHECK(matches(got, want, what, 0.0, /*nan_equal=*/true));
+        std::vector<T> got_cpu = poisoned<T>(out.extent);  // the CPU twin
+        cpu::clamp(TestType::code, got_cpu.data(), xv.data(), loop2, bounds);
+        CHECK(matches(got_cpu, want, "cpu " + what, 0.0, /*nan_equal=*/true));
+        if constexpr (std::is_floating_point_v<T>) {
+          const std::vector<T> gv = ember::test::random_vector<T>(g.extent, rng);
+          std::vector<T> want_grad = poisoned<T>(out.extent), got_grad = poisoned<T>(out.extent);
+          for_each_index(sizes, [&](const Shape& i) {
+            const T v = xv[offset_of(i, x.strides)];
+            const bool inside = (!bounds.has_min || v >= typed.min) && (!bounds.has_max || v <= typed.max);
+            want_grad[offset_of(i, out.strides)] = inside ? gv[offset_of(i, g.strides)] : T(0);
+          });
+          const StridedLoop<3> loop3{sizes, {out.strides, g.strides, x.strides}};
+          cuda::clamp_backward(TestType::code, got_grad.data(), gv.data(), xv.data(), loop3, bounds,
+                               ember::test::default_stream());
+          CHECK(matches(got_grad, want_grad, "backward " + what, 0.0));
+          std::vector<T> got_grad_cpu = poisoned<T>(out.extent);
+          cpu::clamp_backward(TestType::code, got_grad_cpu.data(), gv.data(), xv.data(), loop3, bounds);
+          CHECK(matches(got_grad_cpu, want_grad, "cpu backward " + what, 0.0));
+        }
       }
     }
   }
