@@ -461,10 +461,10 @@ TEMPLATE_TEST_CASE("emulated clamp and its backward match the reference for both
           const StridedLoop<3> loop3{sizes, {out.strides, g.strides, x.strides}};
           cuda::clamp_backward(TestType::code, got_grad.data(), gv.data(), xv.data(), loop3, bounds,
                                ember::test::default_stream());
-          CHECK(matches(got_grad, want_grad, "backward " + what, 0.0));
+          CHECK(matches(got_grad, want_grad, "backward " + what, 0.0, /*nan_equal=*/true));
           std::vector<T> got_grad_cpu = poisoned<T>(out.extent);
           cpu::clamp_backward(TestType::code, got_grad_cpu.data(), gv.data(), xv.data(), loop3, bounds);
-          CHECK(matches(got_grad_cpu, want_grad, "cpu backward " + what, 0.0));
+          CHECK(matches(got_grad_cpu, want_grad, "cpu backward " + what, 0.0, /*nan_equal=*/true));
         }
       }
     }
