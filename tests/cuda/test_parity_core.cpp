@@ -173,6 +173,28 @@ TEST_CASE("parity: neg, exp, log, sqrt, abs on contiguous and strided inputs") {
   run_all(cases);
 }
 
+TEST_CASE("parity: clamp, var, std and masked_fill on contiguous and strided inputs, with gradients") {
+  std::vector<ParityCase> cases;
+  for (DType d : kFloating) {
+    const double tol = d == kFloat64 ? 1e-10 : 1e-4;
+    for (const Shape& s : std::vector<Shape>{{7}, {4097}, {33, 17}, {2, 3, 4, 5}}) {
+      auto input = [=] { return Inputs{floats(s, d)}; };
+      const std::string suffix = " " + shape_name(s) + " " + dtype_str(d);
+      cases.push_back({"clamp" + suffix, input, [](const Inputs& x) { return ember::clamp(x[0], -0.5, 0.7); }, {0}, tol});
+      cases.push_back({"clamp_min (of a transposed view when 2-D)" + suffix, input,
+                       [](const Inputs& x) { return ember::clamp_min(x[0].dim() == 2 ? x[0].t() : x[0], 0.2); }, {0}, tol});
+      cases.push_back({"clamp_max" + suffix, input, [](const Inputs& x) { return ember::clamp_max(x[0], -0.1); }, {0}, tol});
+      cases.push_back({"var over dim 0" + suffix, input, [](const Inputs& x) { return ember::var(x[0], {0}); }, {0}, tol});
+      cases.push_back({"std of all, biased" + suffix, input,
+                       [](const Inputs& x) { return ember::std(x[0], {}, false); }, {0}, tol});
+      cases.push_back({"masked_fill" + suffix, input, [](const Inputs& x) {
+        return ember::masked_fill(x[0], ember::gt(x[0].detach(), 0.3), -2.0);
+      }, {0}, tol});
+    }
+  }
+  run_all(cases);
+}
+
 TEST_CASE("parity: integer and bool arithmetic promotes as on the CPU") {
   std::vector<ParityCase> cases;
   const std::vector<std::pair<Shape, Shape>> pairs{{{7}, {7}}, {{3, 1, 5}, {4, 1}}, {{}, {1000}}, {{4097}, {1}}};

@@ -1,5 +1,5 @@
 // CPU-vs-CUDA parity of the network ops (relu, max_pool2d, log_softmax, nll_loss, cross_entropy,
-// mse_loss; relu and max_pool2d on both backends), dropout's mask bit for bit, and SGD steps.
+// mse_loss; relu and max_pool2d on both backends), dropout's and dropout2d's masks bit for bit, and SGD steps.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -286,6 +286,23 @@ TEST_CASE("dropout on CUDA draws the CPU's mask bit for bit for the same seed an
       }
       CHECK(ember::default_generator().offset() == cpu_offset);
     }
+  }
+}
+
+TEST_CASE("dropout2d on CUDA drops the CPU's channels bit for bit for the same seed") {
+  for (ember::DType dtype : parity::kFloatingDTypes) {
+    Tensor x = random_input({8, 16, 5, 3}, dtype);
+    ember::manual_seed(7);
+    Tensor cpu_leaf = x.detach().clone().requires_grad_(true);
+    Tensor cpu_y = F::dropout2d(cpu_leaf, 0.4);
+    cpu_y.backward(ember::ones_like(cpu_y));
+    ember::manual_seed(7);
+    Tensor leaf = x.cuda().requires_grad_(true);
+    Tensor y = F::dropout2d(leaf, 0.4);
+    y.backward(ember::ones_like(y));
+    INFO("dropout2d" << dtype_suffix(dtype));
+    CHECK(ember::allclose(y.detach().cpu(), cpu_y.detach(), 0, 0));
+    CHECK(ember::allclose(leaf.grad().cpu(), cpu_leaf.grad(), 0, 0));
   }
 }
 
