@@ -142,6 +142,8 @@ bool quick();
 void register_ceiling_cases();
 void register_op_cases();
 void register_shape_cases(const Target& target);  // bench_ops_shape.cpp: cat
+// benchmarks/bench_ops_tensor.cpp: clamp, var, masked_fill, dropout2d (from register_op_cases).
+void register_tensor_op_cases(const Target& target);
 void register_conv_groups_cases(const Target& target);  // bench_ops_conv_groups.cpp
 void register_network_cases();
 // benchmarks/bench_ops_activation.cpp: sigmoid, tanh, gelu, silu, hardswish (called by register_op_cases).

@@ -184,6 +184,7 @@ void register_op_cases() {
     register_pool_relu(target);
     register_linear_loss_sgd(target);
     register_shape_cases(target);
+    register_tensor_op_cases(target);
     register_activation_cases(target);
     register_loss_cases(target);
     register_batch_norm_cases(target);

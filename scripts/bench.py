@@ -33,6 +33,9 @@ OPS.update({f"{p}/{d}": "us" for p in ("avg_pool2d/3x3s2", "adaptive_avg_pool2d/
                                         "adaptive_avg_pool2d/global_large") for d in ("forward", "backward")})
 OPS.update({f"conv2d/{c}/{p}": "us" for c in ("depthwise", "depthwise_s2", "grouped")
             for p in ("forward", "input_grad", "weight_grad")})
+OPS.update({"clamp/relu6_mobilenet/forward": "us", "clamp/relu6_mobilenet/backward": "us",
+            "var/resnet_nhw/forward": "us", "masked_fill/causal_attention/forward": "us",
+            "dropout2d/resnet/forward": "us"})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

@@ -186,6 +186,23 @@ int main(int argc, char** argv) {
       return torch::cat({ag, bg}, 1);
     }, dy, min_time / 4), "us");
   }
+  {  // The cases of benchmarks/bench_ops_tensor.cpp: clamp, var, masked_fill, dropout2d.
+    torch::Tensor x = torch::randn({32, 144, 28, 28}) * 4, dy = torch::randn({32, 144, 28, 28});
+    print("clamp/relu6_mobilenet/forward", threads, 1e6 * timed([&] { torch::clamp(x, 0.0, 6.0); }, min_time / 4), "us");
+    torch::Tensor xg = x.clone().requires_grad_();
+    print("clamp/relu6_mobilenet/backward", threads, 1e6 * time_backward([&] {
+      xg.mutable_grad() = torch::Tensor();
+      return torch::clamp(xg, 0.0, 6.0);
+    }, dy, min_time / 4), "us");
+    torch::Tensor xv = torch::randn({32, 64, 28, 28});
+    print("var/resnet_nhw/forward", threads, 1e6 * timed([&] { torch::var(xv, {0, 2, 3}); }, min_time / 4), "us");
+    torch::Tensor xm = torch::randn({32, 8, 128, 128});
+    torch::Tensor causal = torch::ones({128, 128}, torch::kBool).triu(1);
+    print("masked_fill/causal_attention/forward", threads,
+          1e6 * timed([&] { xm.masked_fill(causal, -1e4); }, min_time / 4), "us");
+    print("dropout2d/resnet/forward", threads,
+          1e6 * timed([&] { F::dropout2d(xv, F::Dropout2dFuncOptions().p(0.2).training(true)); }, min_time / 4), "us");
+  }
   // The activation cases of benchmarks/bench_ops_activation.cpp: forward, and backward alone.
   const std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>> activations[] = {
       {"sigmoid", [](const torch::Tensor& t) { return torch::sigmoid(t); }},

@@ -168,6 +168,21 @@ def op_cases(b):
         cag.grad, cbg.grad = None, None
         return torch.cat([cag, cbg], 1)
     out["cat/resnet/backward"] = b.backward_only(fwd_cat, cdy, t)
+    # The cases of benchmarks/bench_ops_tensor.cpp: clamp, var, masked_fill, dropout2d.
+    xc, dyc = b.randn(32, 144, 28, 28) * 4, b.randn(32, 144, 28, 28)
+    out["clamp/relu6_mobilenet/forward"] = b.timed(lambda: torch.clamp(xc, 0.0, 6.0), t)
+    xcg = xc.clone().requires_grad_()
+
+    def fwd_clamp():
+        xcg.grad = None
+        return torch.clamp(xcg, 0.0, 6.0)
+    out["clamp/relu6_mobilenet/backward"] = b.backward_only(fwd_clamp, dyc, t)
+    xv = b.randn(32, 64, 28, 28)
+    out["var/resnet_nhw/forward"] = b.timed(lambda: torch.var(xv, dim=[0, 2, 3]), t)
+    xm = b.randn(32, 8, 128, 128)
+    causal = torch.triu(torch.ones(128, 128, dtype=torch.bool, device=b.device), diagonal=1)
+    out["masked_fill/causal_attention/forward"] = b.timed(lambda: xm.masked_fill(causal, -1e4), t)
+    out["dropout2d/resnet/forward"] = b.timed(lambda: F.dropout2d(xv, 0.2, True), t)
     activations = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "gelu": F.gelu, "silu": F.silu,
                    "hardswish": F.hardswish}
     for shape_name, shape in {"act": (128, 16, 28, 28), "act_mobilenet": (32, 144, 28, 28)}.items():
