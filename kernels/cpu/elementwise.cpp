@@ -3,6 +3,7 @@
 #include "ember/kernels/cpu/elementwise.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 namespace ember::kernels::cpu {
@@ -183,13 +184,20 @@ void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, cons
   dispatch_dtype(dtype, "clamp", [&](auto tag) {
     using T = decltype(tag);
     const ClampBounds<T> b = bounds_as<T>(bounds);
+    // An absent bound as the type's extreme, so that the contiguous loop is two compare-selects
+    // the compiler vectorises (a NaN compares false both ways and stays: clamp_value's result).
+    const T lo = b.has_min ? b.min : std::numeric_limits<T>::lowest();
+    const T hi = b.has_max ? b.max : std::numeric_limits<T>::max();
     T* po = static_cast<T*>(out);
     const T* pa = static_cast<const T*>(a);
     for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
       T* o = po + off[0];
       const T* u = pa + off[1];
       if (step[0] == 1 && step[1] == 1) {
-        for (int64_t k = 0; k < n; ++k) o[k] = clamp_value(u[k], b);
+        for (int64_t k = 0; k < n; ++k) {
+          const T raised = u[k] < lo ? lo : u[k];
+          o[k] = raised > hi ? hi : raised;
+        }
       } else {
         for (int64_t k = 0; k < n; ++k) o[k * step[0]] = clamp_value(u[k * step[1]], b);
       }
