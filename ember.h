@@ -18,13 +18,13 @@
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
 #include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
-#include "ember/nn/dropout.h"       // defines: ember::nn::Dropout
+#include "ember/nn/dropout.h"       // defines: ember::nn::Dropout, Dropout2d
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
 #include "ember/nn/init.h"          // defines: ember::nn::init::kaiming_uniform_, ...
 #include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten
 #include "ember/nn/loss.h"          // defines: ember::nn::CrossEntropyLoss, NLLLoss
 #include "ember/nn/module.h"        // defines: ember::nn::Module
-#include "ember/nn/normalization.h" // defines: ember::nn::BatchNorm1d, BatchNorm2d, BatchNormOptions
+#include "ember/nn/normalization.h" // defines: ember::nn::BatchNorm1d, BatchNorm2d, LayerNorm and their options
 #include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d
 #include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
 #include "ember/nn/softmax.h"       // defines: ember::nn::Softmax, LogSoftmax

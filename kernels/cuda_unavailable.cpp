@@ -14,6 +14,7 @@
 #include "ember/kernels/cuda/dropout.h"
 #include "ember/kernels/cuda/elementwise.h"
 #include "ember/kernels/cuda/gemm.h"
+#include "ember/kernels/cuda/layer_norm.h"
 #include "ember/kernels/cuda/linear.h"
 #include "ember/kernels/cuda/loss.h"
 #include "ember/kernels/cuda/pool.h"
@@ -214,6 +215,25 @@ void batch_norm_backward(const T*, const T*, const T*, const T*, const T*, T*, T
                                            const BatchNormShape&, Stream);                                     \
   template void batch_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, bool,       \
                                        const BatchNormShape&, Stream);
+EMBER_INSTANTIATE(float)
+EMBER_INSTANTIATE(double)
+#undef EMBER_INSTANTIATE
+
+// --- layer_norm.h ---
+template <class T>
+void layer_norm_forward(const T*, const T*, const T*, T*, T*, T*, double, const LayerNormShape&, Stream) {
+  cuda_not_built("layer_norm");
+}
+template <class T>
+void layer_norm_backward(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, const LayerNormShape&,
+                         Stream) {
+  cuda_not_built("layer_norm");
+}
+#define EMBER_INSTANTIATE(T)                                                                                   \
+  template void layer_norm_forward<T>(const T*, const T*, const T*, T*, T*, T*, double, const LayerNormShape&, \
+                                      Stream);                                                                 \
+  template void layer_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*,           \
+                                       const LayerNormShape&, Stream);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE

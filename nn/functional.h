@@ -3,7 +3,7 @@
 //          adaptive_max_pool2d, relu, sigmoid, tanh, gelu, GELUOptions, silu, leaky_relu, elu,
 //          hardswish, linear, flatten, dropout, dropout2d, softmax, log_softmax, nll_loss, cross_entropy,
 //          mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
-//          binary_cross_entropy_with_logits, kl_div, batch_norm}, Reduction
+//          binary_cross_entropy_with_logits, kl_div, batch_norm, layer_norm}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -131,5 +131,11 @@ Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = R
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   std::optional<double> momentum = 0.1, double eps = 1e-5);
+// input [*, normalized_shape] normalised over its last normalized_shape.size() dims, each slice
+// by its own mean and biased variance, then * weight + bias (each of shape normalized_shape, or
+// undefined), as PyTorch's F.layer_norm(input, normalized_shape, weight, bias, eps).
+// Differentiable in input, weight and bias.
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
 
 }  // namespace ember::nn::functional

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <utility>
 
 #include "ember/common/error.h"
 #include "ember/core/autograd.h"
@@ -79,6 +80,35 @@ void BatchNorm1d::check_input_dim(const Tensor& input) const {
 
 void BatchNorm2d::check_input_dim(const Tensor& input) const {
   EMBER_CHECK(input.dim() == 4, "BatchNorm2d: expected 4-D input (got ", input.dim(), "-D input ", input.sizes(), ")");
+}
+
+LayerNorm::LayerNorm(Shape normalized_shape, const LayerNormOptions& options)
+    : normalized_shape_(std::move(normalized_shape)), options_(options) {
+  EMBER_CHECK(!normalized_shape_.empty(), "LayerNorm: normalized_shape must have at least one dim, got []");
+  for (int64_t v : normalized_shape_) {
+    EMBER_CHECK(v >= 1, "LayerNorm: normalized_shape sizes must be positive, got ", normalized_shape_);
+  }
+  EMBER_CHECK(options.eps >= 0, "LayerNorm: eps must be non-negative, got ", options.eps);
+  if (options.elementwise_affine) {
+    weight = register_parameter("weight", ones(normalized_shape_));
+    bias = register_parameter("bias", zeros(normalized_shape_));
+  }
+}
+
+Tensor LayerNorm::forward(const Tensor& input) {
+  EMBER_CHECK(input.defined(), name(), ": input is an undefined tensor");
+  return functional::layer_norm(input, normalized_shape_, weight, bias, options_.eps);
+}
+
+std::string LayerNorm::extra_repr() const {
+  // PyTorch prints normalized_shape as a Python tuple: (10,) or (4, 10).
+  std::string shape = "(";
+  for (size_t i = 0; i < normalized_shape_.size(); ++i) {
+    shape += (i > 0 ? ", " : "") + std::to_string(normalized_shape_[i]);
+  }
+  shape += normalized_shape_.size() == 1 ? ",)" : ")";
+  return ember::detail::str(shape, ", eps=", python_float(options_.eps), ", elementwise_affine=",
+                            python_bool(options_.elementwise_affine));
 }
 
 }  // namespace ember::nn

@@ -1,12 +1,12 @@
 // Batch normalisation layers.
-// defines: ember::nn::BatchNorm1d, BatchNorm2d
+// defines: ember::nn::BatchNorm1d, BatchNorm2d, LayerNorm
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "ember/nn/module.h"
-#include "ember/nn/options/normalization.h"  // defines: BatchNormOptions
+#include "ember/nn/options/normalization.h"  // defines: BatchNormOptions, LayerNormOptions
 
 namespace ember::nn {
 
@@ -53,6 +53,26 @@ class BatchNorm2d : public BatchNormBase {
 
  protected:
   void check_input_dim(const Tensor& input) const override;
+};
+
+// torch.nn.LayerNorm: normalises each input [*, normalized_shape] over its last dims (the
+// statistics of each slice, in training and evaluation alike), then * weight + bias, parameters
+// of shape normalized_shape (ones and zeros) when elementwise_affine.
+// Throws ember::Error for an empty normalized_shape, a size below 1 or eps < 0.
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(Shape normalized_shape, const LayerNormOptions& options = {});
+  // LayerNorm(d): over the last dim, of size d (PyTorch's LayerNorm(d)).
+  explicit LayerNorm(int64_t normalized_size, const LayerNormOptions& options = {})
+      : LayerNorm(Shape{normalized_size}, options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+  Tensor weight, bias;  // undefined unless elementwise_affine
+
+ private:
+  Shape normalized_shape_;
+  LayerNormOptions options_;
 };
 
 }  // namespace ember::nn

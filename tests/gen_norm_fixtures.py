@@ -2,7 +2,8 @@
 """Writes tests/fixtures/norm_*.safetensors: BatchNorm1d / BatchNorm2d trained a few steps by
 PyTorch (outputs, gradients of input, weight and bias, running statistics and num_batches_tracked
 after each step, then one evaluation-mode output), and a BatchNorm2d state_dict with non-trivial
-statistics together with its evaluation output.
+statistics together with its evaluation output; LayerNorm over the last one or two dims (outputs
+and the gradients of input, weight and bias), affine or not, float32 and float64.
 
 Run with Debian's PyTorch:  /usr/bin/python3 tests/gen_norm_fixtures.py
 The C++ tests (tests/nn/test_batch_norm.cpp) read these files; they do not need PyTorch.
@@ -62,6 +63,25 @@ def state_case():
     write_safetensors(os.path.join(OUT, "norm_bn2d_state_io.safetensors"), {"x": x, "y": layer(x)})
 
 
+def layer_norm_case(name, layer, shape, dtype=torch.float32):
+    """One forward and backward of LayerNorm on an input with a common offset per row."""
+    layer = layer.to(dtype)
+    if layer.elementwise_affine:
+        with torch.no_grad():
+            layer.weight.copy_(1 + 0.2 * torch.randn_like(layer.weight))
+            layer.bias.copy_(0.3 * torch.randn_like(layer.bias))
+    x = (2.0 * torch.randn(*shape, dtype=dtype) + torch.randn(*shape[:-1], 1, dtype=dtype)).requires_grad_()
+    y = layer(x)
+    inputs = [x] + ([layer.weight, layer.bias] if layer.elementwise_affine else [])
+    dy, grads = grads_of(y, inputs)
+    tensors = {"options": torch.tensor([layer.eps, float(layer.elementwise_affine)], dtype=torch.float64),
+               "normalized_shape": torch.tensor(layer.normalized_shape, dtype=torch.int64),
+               "x": x, "y": y, "dy": dy, "dx": grads[0]}
+    if layer.elementwise_affine:
+        tensors.update({"weight": layer.weight, "bias": layer.bias, "dweight": grads[1], "dbias": grads[2]})
+    write_safetensors(os.path.join(OUT, f"norm_{name}.safetensors"), tensors)
+
+
 def main():
     torch.manual_seed(17)
     shape2d = (4, 16, 4, 5)
@@ -73,6 +93,12 @@ def main():
     train_case("bn1d_2d", torch.nn.BatchNorm1d(8, eps=1e-3, momentum=0.2), (16, 8))
     train_case("bn1d_3d", torch.nn.BatchNorm1d(8), (4, 8, 7))
     state_case()
+    # A transformer's [batch, tokens, features], a ConvNeXt-style norm over the last two dims, no
+    # affine with a larger eps, and float64.
+    layer_norm_case("ln_tokens", torch.nn.LayerNorm(96), (4, 16, 96))
+    layer_norm_case("ln_last2", torch.nn.LayerNorm([5, 7]), (3, 6, 5, 7))
+    layer_norm_case("ln_noaffine", torch.nn.LayerNorm(33, eps=1e-3, elementwise_affine=False), (7, 33))
+    layer_norm_case("ln_f64", torch.nn.LayerNorm(10), (9, 10), torch.float64)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ember/kernels/cpu/moments.h"
 #include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
@@ -23,25 +24,8 @@ int threads_for(const BatchNormShape& s) {
 
 // The loops over one [spatial] plane of one channel, one function per element type so that
 // EMBER_VECTOR_CLONES compiles each for AVX-512, AVX2 and the baseline (see threading.h);
-// always_inline puts the loop into every clone. Sums are in double (see the header).
-template <class T>
-[[gnu::always_inline]] inline double sum_loop(const T* x, int64_t n) {
-  double acc = 0;
-#pragma omp simd reduction(+ : acc)
-  for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(x[i]);
-  return acc;
-}
-
-template <class T>
-[[gnu::always_inline]] inline double squared_deviation_loop(const T* x, int64_t n, double mean) {
-  double acc = 0;
-#pragma omp simd reduction(+ : acc)
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    acc += d * d;
-  }
-  return acc;
-}
+// always_inline puts the loop into every clone. Sums are in double (see the header); the
+// statistics' two passes are kernels/cpu/moments.h's.
 
 // y = x * scale + shift.
 template <class T>
@@ -81,10 +65,6 @@ template <class T>
 }
 
 #define EMBER_BATCH_NORM_LOOPS(T)                                                                              \
-  EMBER_VECTOR_CLONES double sum_range(const T* x, int64_t n) { return sum_loop(x, n); }                      \
-  EMBER_VECTOR_CLONES double squared_deviation_range(const T* x, int64_t n, double mean) {                    \
-    return squared_deviation_loop(x, n, mean);                                                                 \
-  }                                                                                                            \
   EMBER_VECTOR_CLONES void affine_range(const T* x, T* y, int64_t n, T scale, T shift) {                      \
     affine_loop(x, y, n, scale, shift);                                                                        \
   }                                                                                                            \
@@ -114,10 +94,12 @@ void batch_norm_forward_training(const T* x, const T* weight, const T* bias, T* 
 #pragma omp parallel for num_threads(threads_for(s)) schedule(static)
   for (int64_t c = 0; c < s.channels; ++c) {
     double sum = 0;
-    for (int64_t b = 0; b < s.batch; ++b) sum += sum_range(x + plane(s, b, c), s.spatial);
+    for (int64_t b = 0; b < s.batch; ++b) sum += detail::sum_in_double(x + plane(s, b, c), s.spatial);
     const double mean = sum / static_cast<double>(n);
     double squares = 0;
-    for (int64_t b = 0; b < s.batch; ++b) squares += squared_deviation_range(x + plane(s, b, c), s.spatial, mean);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      squares += detail::squared_deviation_sum(x + plane(s, b, c), s.spatial, mean);
+    }
     const double var = squares / static_cast<double>(n);
     const double invstd = 1.0 / std::sqrt(var + eps);
     save_mean[c] = static_cast<T>(mean);

@@ -1,5 +1,5 @@
-// The options of batch normalisation layers (nn::BatchNorm1d, nn::BatchNorm2d).
-// defines: ember::nn::BatchNormOptions
+// The options of the normalisation layers (nn::BatchNorm1d, nn::BatchNorm2d, nn::LayerNorm).
+// defines: ember::nn::BatchNormOptions, LayerNormOptions
 #pragma once
 
 #include <optional>
@@ -14,6 +14,13 @@ struct BatchNormOptions {
   std::optional<double> momentum = 0.1;
   bool affine = true;                // learnable weight (ones) and bias (zeros)
   bool track_running_stats = true;   // running_mean, running_var, num_batches_tracked buffers
+};
+
+// torch.nn.LayerNorm's keyword arguments, with its defaults (normalized_shape is the layer's
+// first argument): {.eps = 1e-5, .elementwise_affine = true}.
+struct LayerNormOptions {
+  double eps = 1e-5;
+  bool elementwise_affine = true;  // learnable weight (ones) and bias (zeros) of normalized_shape
 };
 
 }  // namespace ember::nn
