@@ -19,6 +19,7 @@
 #include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
 #include "ember/nn/dropout.h"       // defines: ember::nn::Dropout, Dropout2d
+#include "ember/nn/embedding.h"     // defines: ember::nn::Embedding, EmbeddingOptions
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...
 #include "ember/nn/init.h"          // defines: ember::nn::init::kaiming_uniform_, ...
 #include "ember/nn/linear.h"        // defines: ember::nn::Linear, LinearOptions, Flatten

@@ -1,7 +1,7 @@
 // Tensor arithmetic on the CPU and on CUDA (the same checks and errors on both), all differentiable.
 // defines: add sub mul div neg exp log sqrt pow abs erf tanh sigmoid clamp clamp_min clamp_max, eq ne lt le gt
 //          ge, where masked_fill, sum mean var std max min argmax argmin, matmul, sum_to, broadcast_shapes,
-//          operators, ember::detail::wrap_dim
+//          index_select gather one_hot, operators, ember::detail::{wrap_dim, index_select_skipping}
 //
 // Binary ops broadcast as NumPy and PyTorch do (sizes align from the right; a size-1 dim
 // stretches) and promote dtypes (bool < uint8 < int64 < float32 < float64). Inputs may be strided:
@@ -19,6 +19,10 @@ namespace ember {
 namespace detail {
 // Maps a possibly negative dim into [0, ndim); throws naming `op` when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// index_select whose backward leaves the slices at `skip_index` without gradient (-1: none), its
+// errors naming `op`: the forward of nn::functional::embedding with a padding_idx.
+Tensor index_select_skipping(const Tensor& input, int64_t dim, const Tensor& index, int64_t skip_index,
+                             const char* op);
 }  // namespace detail
 
 // The shape two shapes broadcast to; throws naming `op` when they cannot.
@@ -116,6 +120,17 @@ std::vector<Tensor> split(const Tensor& tensor, int64_t split_size, int64_t dim 
 std::vector<Tensor> split(const Tensor& tensor, const std::vector<int64_t>& split_sizes, int64_t dim = 0);
 // chunk: split into `chunks` views of ceil(size / chunks) each (fewer when that covers the dim).
 std::vector<Tensor> chunk(const Tensor& tensor, int64_t chunks, int64_t dim = 0);
+
+// Indexing, as torch.index_select / gather / nn.functional.one_hot (core/ops_index.cpp); CPU or
+// CUDA, index int64 on the input's device, every index checked (an error names the op, the bad
+// index and the size it indexes). index_select: the slices index[i] of `dim` (index 1-D or
+// 0-D), any dtype; its gradient sums repeated indices in index order, the same bits every run.
+// gather: out[i][j][k] = input[index[i][j][k]][j][k] for dim 0 (and so on), index of the input's
+// rank and no larger outside `dim`; differentiable in input. one_hot: int64 [*, num_classes]
+// (-1: max + 1), not differentiable.
+Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& input, int64_t dim, const Tensor& index);
+Tensor one_hot(const Tensor& tensor, int64_t num_classes = -1);
 
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }

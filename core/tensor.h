@@ -179,6 +179,8 @@ class Tensor {
   Tensor pow(double exponent) const;
   Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
   Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor var(Shape dims = {}, bool unbiased = true, bool keepdim = false) const;
   Tensor std(Shape dims = {}, bool unbiased = true, bool keepdim = false) const;
 

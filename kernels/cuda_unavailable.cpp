@@ -14,6 +14,7 @@
 #include "ember/kernels/cuda/dropout.h"
 #include "ember/kernels/cuda/elementwise.h"
 #include "ember/kernels/cuda/gemm.h"
+#include "ember/kernels/cuda/index.h"
 #include "ember/kernels/cuda/layer_norm.h"
 #include "ember/kernels/cuda/linear.h"
 #include "ember/kernels/cuda/loss.h"
@@ -218,6 +219,17 @@ void batch_norm_backward(const T*, const T*, const T*, const T*, const T*, T*, T
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE
+
+// --- index.h ---
+void index_select(const void*, const int64_t*, void*, size_t, const IndexShape&, Stream) {
+  cuda_not_built("index_select");
+}
+template <class T>
+void index_add(const T*, const int64_t*, T*, int64_t, const IndexShape&, Stream) {
+  cuda_not_built("index_add");
+}
+template void index_add<float>(const float*, const int64_t*, float*, int64_t, const IndexShape&, Stream);
+template void index_add<double>(const double*, const int64_t*, double*, int64_t, const IndexShape&, Stream);
 
 // --- layer_norm.h ---
 template <class T>

@@ -3,7 +3,7 @@
 //          adaptive_max_pool2d, relu, sigmoid, tanh, gelu, GELUOptions, silu, leaky_relu, elu,
 //          hardswish, linear, flatten, dropout, dropout2d, softmax, log_softmax, nll_loss, cross_entropy,
 //          mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
-//          binary_cross_entropy_with_logits, kl_div, batch_norm, layer_norm}, Reduction
+//          binary_cross_entropy_with_logits, kl_div, batch_norm, layer_norm, embedding}, Reduction
 //
 // Every op validates its inputs before dispatching, so the same bad input gives the same
 // ember::Error on every device, naming the op and the shapes it got.
@@ -137,5 +137,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // Differentiable in input, weight and bias.
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// int64 indices of any shape [*], each in [0, num_embeddings), -> [*, embedding_dim]: the rows of
+// weight [num_embeddings, embedding_dim], as F.embedding(input, weight, padding_idx). The row
+// padding_idx (negative counts from the end) gets no gradient. Differentiable in weight.
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
 
 }  // namespace ember::nn::functional

@@ -1,0 +1,77 @@
+#include "ember/kernels/cpu/index.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "ember/kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// Below this many elements a call stays on the calling thread (the fork costs more).
+constexpr int64_t kParallelElements = 1 << 15;
+
+int threads_for(int64_t elements, int64_t units) {
+  if (elements < kParallelElements || omp_in_parallel()) return 1;
+  return static_cast<int>(std::clamp<int64_t>(units, 1, get_num_threads()));
+}
+
+// index_select of single elements (inner == 1: along the last dim), typed by size rather than a
+// memcpy call per element.
+template <class U>
+void select_elements(const U* from, const int64_t* index, U* to, const IndexShape& s, int threads) {
+  parallel_ranges(s.outer * s.count, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) to[p] = from[(p / s.count) * s.dim_size + index[p % s.count]];
+  });
+}
+
+}  // namespace
+
+void index_select(const void* src, const int64_t* index, void* dst, size_t element_size, const IndexShape& s) {
+  const auto* from = static_cast<const unsigned char*>(src);
+  auto* to = static_cast<unsigned char*>(dst);
+  const size_t run = static_cast<size_t>(s.inner) * element_size;  // one selected slice, contiguous
+  const int64_t slices = s.outer * s.count;
+  const int threads = threads_for(s.selected_numel(), slices);
+  if (s.inner == 1 && element_size == 8) {
+    return select_elements(static_cast<const uint64_t*>(src), index, static_cast<uint64_t*>(dst), s, threads);
+  }
+  if (s.inner == 1 && element_size == 4) {
+    return select_elements(static_cast<const uint32_t*>(src), index, static_cast<uint32_t*>(dst), s, threads);
+  }
+  parallel_ranges(slices, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t o = p / s.count, i = p % s.count;
+      std::memcpy(to + static_cast<size_t>(p) * run, from + static_cast<size_t>(o * s.dim_size + index[i]) * run, run);
+    }
+  });
+}
+
+template <class T>
+void index_add(const T* src, const int64_t* index, T* dst, int64_t skip_index, const IndexShape& s) {
+  // Threads split the outer slices when there are enough of them, else the columns of inner;
+  // either way each destination element gets its terms in index order.
+  const bool by_outer = s.outer >= get_num_threads();
+  const int64_t units = by_outer ? s.outer : s.inner;
+  parallel_ranges(units, threads_for(s.selected_numel(), units), [&](int64_t begin, int64_t end) {
+    const int64_t o_begin = by_outer ? begin : 0, o_end = by_outer ? end : s.outer;
+    const int64_t k_begin = by_outer ? 0 : begin, k_end = by_outer ? s.inner : end;
+    for (int64_t o = o_begin; o < o_end; ++o) {
+      for (int64_t i = 0; i < s.count; ++i) {
+        if (index[i] == skip_index) continue;
+        const T* from = src + (o * s.count + i) * s.inner;
+        T* to = dst + (o * s.dim_size + index[i]) * s.inner;
+#pragma omp simd
+        for (int64_t k = k_begin; k < k_end; ++k) to[k] += from[k];
+      }
+    }
+  });
+}
+
+template void index_add<float>(const float*, const int64_t*, float*, int64_t, const IndexShape&);
+template void index_add<double>(const double*, const int64_t*, double*, int64_t, const IndexShape&);
+
+}  // namespace ember::kernels::cpu
