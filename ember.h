@@ -17,7 +17,7 @@
 #include "ember/nn/activation.h"    // defines: ember::nn::ReLU, Sigmoid, Tanh, GELU, SiLU, LeakyReLU, ELU, Hardswish
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
 #include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
-#include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, Conv2dOptions
+#include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, ConvTranspose2d and their options
 #include "ember/nn/dropout.h"       // defines: ember::nn::Dropout, Dropout2d
 #include "ember/nn/embedding.h"     // defines: ember::nn::Embedding, EmbeddingOptions
 #include "ember/nn/functional.h"    // defines: ember::nn::functional::conv2d, ...

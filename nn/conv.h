@@ -1,5 +1,5 @@
 // Convolution layers.
-// defines: ember::nn::Conv2d
+// defines: ember::nn::Conv2d, ConvTranspose2d
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,25 @@ class Conv2d : public Module {
   int64_t in_channels_, out_channels_;
   ExpandingArray<2> kernel_size_;
   Conv2dOptions options_;
+};
+
+// torch.nn.ConvTranspose2d: weight [in, out / groups, kH, kW] and bias [out] (unless options.bias
+// is false), initialised as PyTorch's (its fan_in reads the weight's dim 1, out / groups * kH *
+// kW, as PyTorch's does). ConvTranspose2d(64, 32, 2, {.stride = 2}) doubles the height and width.
+// Throws ember::Error at construction as Conv2d does, with conv_transpose2d's messages.
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size,
+                  ConvTranspose2dOptions options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+  Tensor weight, bias;
+
+ private:
+  int64_t in_channels_, out_channels_;
+  ExpandingArray<2> kernel_size_;
+  ConvTranspose2dOptions options_;
 };
 
 }  // namespace ember::nn

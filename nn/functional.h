@@ -1,5 +1,5 @@
 // The network ops: checked once here, dispatched to kernels::cpu (or ::cuda), differentiable.
-// defines: ember::nn::functional::{conv2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
+// defines: ember::nn::functional::{conv2d, conv_transpose2d, max_pool2d, avg_pool2d, adaptive_avg_pool2d,
 //          adaptive_max_pool2d, relu, sigmoid, tanh, gelu, GELUOptions, silu, leaky_relu, elu,
 //          hardswish, linear, flatten, dropout, dropout2d, softmax, log_softmax, nll_loss, cross_entropy,
 //          mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "ember/core/tensor.h"
-#include "ember/nn/options/conv.h"     // defines: Conv2dOptions
+#include "ember/nn/options/conv.h"     // defines: Conv2dOptions, ConvTranspose2dOptions
 #include "ember/nn/options/loss.h"     // defines: Reduction, NllLossOptions, CrossEntropyOptions
 #include "ember/nn/options/pooling.h"  // defines: MaxPool2dOptions, AvgPool2dOptions
 
@@ -35,6 +35,14 @@ using nn::Reduction;
 // depthwise conv (its own direct kernels). options.bias is not read.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dOptions& options = {});
+
+// x [N, C_in, H, W], weight [C_in, C_out / groups, kH, kW], bias [C_out] or undefined ->
+// [N, C_out, (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1, ...]: the
+// gradient of conv2d with respect to its input, as PyTorch's F.conv_transpose2d(input, weight,
+// bias, stride, padding, output_padding, groups, dilation). It runs conv2d's kernels mirrored
+// (cuDNN's too, on the vendor backend). options.bias is not read.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose2dOptions& options = {});
 
 // x [N, C, H, W] (or [C, H, W]) -> [N, C, P, Q], as PyTorch's F.max_pool2d(input, kernel_size,
 // stride, padding, dilation, ceil_mode); kernel_size is one number or an {h, w} pair. The argmax

@@ -2,9 +2,7 @@
 // direction, and its backward node.
 #include "ember/core/autograd.h"
 #include "ember/core/kernel_context.h"
-#include "ember/kernels/cpu/conv2d.h"
-#include "ember/kernels/cuda/conv2d.h"
-#include "ember/kernels/vendor/cudnn_conv.h"
+#include "ember/nn/conv_dispatch.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/functional_checks.h"
 
@@ -88,17 +86,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   KernelContext on(x);
   visit_floating(x.dtype(), "conv2d", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* pb = b.defined() ? b.data<T>() : nullptr;
-    if (on.cpu()) {
-      T* space = on.workspace<T>(kernels::cpu::conv2d_forward_workspace(s));
-      kernels::cpu::conv2d_forward<T>(x.data<T>(), w.data<T>(), pb, out.data<T>(), s, space);
-    } else if (on.vendor()) {
-      size_t bytes = kernels::vendor::conv2d_forward_workspace<T>(s, on.stream());
-      void* space = on.workspace_bytes(static_cast<int64_t>(bytes));
-      kernels::vendor::conv2d_forward<T>(x.data<T>(), w.data<T>(), pb, out.data<T>(), s, space, bytes, on.stream());
-    } else {
-      kernels::cuda::conv2d_forward<T>(x.data<T>(), w.data<T>(), pb, out.data<T>(), s, on.stream());
-    }
+    detail::conv_forward<T>(on, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, out.data<T>(), s);
   });
   if (autograd::needs_grad({input, weight, bias})) {
     SavedTensor saved_x(x), saved_w(w);
@@ -115,34 +103,10 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
       KernelContext on(dy, backend);
       visit_floating(xs.dtype(), "conv2d", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        if (dx.defined()) {
-          if (on.cpu()) {
-            T* space = on.workspace<T>(kernels::cpu::conv2d_backward_input_workspace(s));
-            kernels::cpu::conv2d_backward_input<T>(dy.data<T>(), ws.data<T>(), dx.data<T>(), s, space);
-          } else if (on.vendor()) {
-            size_t bytes = kernels::vendor::conv2d_backward_input_workspace<T>(s, on.stream());
-            void* space = on.workspace_bytes(static_cast<int64_t>(bytes));
-            kernels::vendor::conv2d_backward_input<T>(dy.data<T>(), ws.data<T>(), dx.data<T>(), s, space, bytes,
-                                                      on.stream());
-          } else {
-            kernels::cuda::conv2d_backward_input<T>(dy.data<T>(), ws.data<T>(), dx.data<T>(), s, on.stream());
-          }
-        }
+        if (dx.defined()) detail::conv_backward_input<T>(on, dy.data<T>(), ws.data<T>(), dx.data<T>(), s);
         if (dw.defined()) {
           T* pdb = db.defined() ? db.data<T>() : nullptr;
-          if (on.cpu()) {
-            T* space = on.workspace<T>(kernels::cpu::conv2d_backward_weight_workspace(s));
-            kernels::cpu::conv2d_backward_weight<T>(dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s, space);
-          } else if (on.vendor()) {
-            size_t bytes = kernels::vendor::conv2d_backward_weight_workspace<T>(s, on.stream());
-            void* space = on.workspace_bytes(static_cast<int64_t>(bytes));
-            kernels::vendor::conv2d_backward_weight<T>(dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s, space,
-                                                       bytes, on.stream());
-          } else {
-            T* space = on.workspace<T>(kernels::cuda::conv2d_backward_weight_workspace(s));
-            kernels::cuda::conv2d_backward_weight<T>(dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s, space,
-                                                     on.stream());
-          }
+          detail::conv_backward_weight<T>(on, dy.data<T>(), xs.data<T>(), dw.data<T>(), pdb, s);
         }
       });
       return std::vector<Tensor>{dx, need_w ? dw : Tensor(), need_b ? db : Tensor()};
