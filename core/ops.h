@@ -56,6 +56,10 @@ Tensor sigmoid(const Tensor& a);
 // keeps its dtype for whole bounds and computes in float32 for fractional ones. The gradient
 // passes where min <= a <= max (both ends included, as PyTorch). Throws for a bool tensor.
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max);
+// The same with tensor bounds, each broadcast against a (undefined: absent, not both), as
+// torch.clamp(a, min, max) with tensors: composed of maximum, minimum and where. Gradients as
+// PyTorch's: to a where min <= a <= max, to min where a < min < max, to max where a > max or max < min.
+Tensor clamp(const Tensor& a, const Tensor& min, const Tensor& max);
 Tensor clamp_min(const Tensor& a, double min);
 Tensor clamp_max(const Tensor& a, double max);
 

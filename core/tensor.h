@@ -178,6 +178,7 @@ class Tensor {
   Tensor abs() const;
   Tensor pow(double exponent) const;
   Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt) const;
+  Tensor clamp(const Tensor& min, const Tensor& max) const;  // undefined: that bound absent
   Tensor masked_fill(const Tensor& mask, double value) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Writes tests/fixtures/tensor_ops_*.safetensors: inputs, outputs and gradients computed by
-PyTorch for clamp, var, std and masked_fill at the shapes models use them.
+PyTorch for clamp (scalar and tensor bounds), var, std and masked_fill at the shapes models use
+them.
 
 Run with Debian's PyTorch:  /usr/bin/python3 tests/gen_tensor_ops_fixtures.py
 The C++ test (tests/nn/test_tensor_ops.cpp) reads these files; it does not need PyTorch.
 Each file holds the input x, the output y, the upstream gradient dy and the input gradient dx;
-masked_fill's files add the mask (uint8) and, when the fill value is a tensor, v and dv.
+masked_fill's files add the mask (uint8) and, when the fill value is a tensor, v and dv; clamp's
+with tensor bounds add lo and hi and their gradients dlo and dhi.
 """
 import os
 
@@ -37,7 +39,6 @@ def main():
     unary_case("clamp_inverted", x, lambda t: torch.clamp(t, 1.0, -1.0))  # min > max: max everywhere
     x64 = torch.randn(7, 13, dtype=torch.float64, requires_grad=True)
     unary_case("clamp_f64", x64, lambda t: torch.clamp(t, -0.3, 0.4))
-
     # var / std as batch statistics ([N, C, H, W] over N, H, W), per row, and over everything.
     x = (torch.randn(8, 16, 5, 5) * 3 + 1).requires_grad_()
     unary_case("var_nhw", x, lambda t: torch.var(t, dim=[0, 2, 3], unbiased=True))
@@ -62,6 +63,22 @@ def main():
     dy, (dx, dv) = grads_of(y, [x, v])
     save("masked_fill_tensor_value", {"x": x, "mask": mask.to(torch.uint8), "v": v, "y": y, "dy": dy, "dx": dx,
                                       "dv": dv})
+
+    # clamp with tensor bounds: a per-column lower bound and a per-row upper bound (broadcast), a
+    # few ties, a row whose upper bound is below every lower bound, min == max; one bound alone.
+    xt = (torch.randn(16, 64) * 2).requires_grad_()
+    lo = (torch.randn(64) - 1).requires_grad_()
+    hi = (torch.randn(16, 1) + 1).requires_grad_()
+    with torch.no_grad():
+        xt[0, :3] = lo[:3]
+        hi[1] = -2.0
+        lo[5], hi[3], xt[3, 5] = 0.5, 0.5, -1.0  # x < min == max: no gradient anywhere (PyTorch's rule)
+    y = torch.clamp(xt, lo, hi)
+    dy, (dx, dlo, dhi) = grads_of(y, [xt, lo, hi])
+    save("clamp_tensors", {"x": xt, "lo": lo, "hi": hi, "y": y, "dy": dy, "dx": dx, "dlo": dlo, "dhi": dhi})
+    y = torch.clamp(xt, max=hi)
+    dy, (dx, dhi) = grads_of(y, [xt, hi])
+    save("clamp_tensor_max", {"x": xt, "hi": hi, "y": y, "dy": dy, "dx": dx, "dhi": dhi})
 
 
 if __name__ == "__main__":

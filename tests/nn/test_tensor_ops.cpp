@@ -1,4 +1,4 @@
-// clamp, var, std, masked_fill and dropout2d: PyTorch's values and gradients
+// clamp (scalar and tensor bounds), var, std, masked_fill and dropout2d: PyTorch's values and gradients
 // (tests/gen_tensor_ops_fixtures.py), finite differences in float64, and their error messages.
 #include <catch2/catch.hpp>
 
@@ -44,6 +44,26 @@ TEST_CASE("clamp matches PyTorch, values on a bound passing their gradient") {
   check_unary_fixture("clamp_f64", [](const Tensor& x) { return x.clamp(-0.3, 0.4); });
 }
 
+TEST_CASE("clamp with tensor bounds matches PyTorch: broadcast bounds, ties, max below min, one bound alone") {
+  {
+    auto f = fixture("tensor_ops_clamp_tensors");
+    Tensor x = leaf(f.at("x")), lo = leaf(f.at("lo")), hi = leaf(f.at("hi"));
+    Tensor y = ember::clamp(x, lo, hi);
+    require_close(y, f.at("y"), "clamp tensors: output", 1e-7);
+    y.backward(f.at("dy"));
+    require_close(x.grad(), f.at("dx"), "clamp tensors: gradient of x", 1e-7);
+    require_close(lo.grad(), f.at("dlo"), "clamp tensors: gradient of min", 1e-6);
+    require_close(hi.grad(), f.at("dhi"), "clamp tensors: gradient of max", 1e-6);
+  }
+  auto f = fixture("tensor_ops_clamp_tensor_max");
+  Tensor x = leaf(f.at("x")), hi = leaf(f.at("hi"));
+  Tensor y = x.clamp(Tensor(), hi);
+  require_close(y, f.at("y"), "clamp max tensor: output", 1e-7);
+  y.backward(f.at("dy"));
+  require_close(x.grad(), f.at("dx"), "clamp max tensor: gradient of x", 1e-7);
+  require_close(hi.grad(), f.at("dhi"), "clamp max tensor: gradient of max", 1e-6);
+}
+
 TEST_CASE("var and std match PyTorch over batch statistics, rows and every element") {
   check_unary_fixture("var_nhw", [](const Tensor& x) { return ember::var(x, {0, 2, 3}); }, 1e-5);
   check_unary_fixture("var_nhw_biased_keepdim", [](const Tensor& x) { return x.var({0, 2, 3}, false, true); }, 1e-5);
@@ -78,6 +98,9 @@ TEST_CASE("clamp, var, std and masked_fill gradients match finite differences, n
   check_gradient("clamp [-0.5, 0.5]", [](const Tensor& x) { return ember::clamp(x, -0.5, 0.5); }, away);
   check_gradient("clamp min", [](const Tensor& x) { return ember::clamp_min(x, 0.5); }, away);
   check_gradient("clamp max, transposed", [](const Tensor& x) { return ember::clamp_max(x.t(), 0.5); }, away);
+  check_gradients("clamp with tensor bounds", [](const std::vector<Tensor>& in) {
+    return ember::clamp(in[0], in[1], in[2]);
+  }, {ember::mul(ember::randn({4, 6}), 2.0), ember::sub(ember::rand({6}), 1.0), ember::add(ember::rand({4, 1}), 0.5)});
   for (const ember::Shape& dims : {ember::Shape{}, ember::Shape{0}, ember::Shape{1, 3}, ember::Shape{-1}}) {
     Tensor x = ember::randn({3, 4, 1, 5});
     check_gradient("var dims " + ember::shape_str(dims), [&](const Tensor& t) { return ember::var(t, dims); }, x);
@@ -121,6 +144,8 @@ TEST_CASE("clamp, var, std and masked_fill reject bad arguments with messages na
   CHECK_THROWS_WITH(ember::clamp(x, std::nullopt, std::nullopt),
                     Contains("clamp: at least one of 'min' or 'max' must be given"));
   CHECK_THROWS_WITH(ember::clamp(ember::gt(x, 0.0), 0.0, 1.0), Contains("clamp: bool tensors cannot be clamped"));
+  CHECK_THROWS_WITH(ember::clamp(x, Tensor(), Tensor()), Contains("clamp: at least one of 'min' or 'max' must be given"));
+  CHECK_THROWS_WITH(ember::clamp(x, ember::zeros({4}), Tensor()), Contains("shapes [2, 3] and [4] cannot be broadcast"));
   CHECK_THROWS_WITH(ember::var(ember::arange(3.0, {.dtype = ember::kInt64})),
                     Contains("var: expected a floating-point tensor, got int64"));
   CHECK_THROWS_WITH(ember::std(x, {2}), Contains("var: dim 2 is out of range"));
