@@ -14,7 +14,9 @@ namespace {
 
 // Below this many elements a call stays on the calling thread (the fork costs more).
 constexpr int64_t kParallelElements = 1 << 15;
-// The parameter gradients give each thread at least this many columns.
+// The backward's unit of work: a block of rows, whose parameter-gradient terms it sums.
+constexpr int64_t kRowsPerBlock = 64;
+// The final sum of the blocks' partials gives each thread at least this many columns.
 constexpr int64_t kMinColumnsPerThread = 64;
 
 int threads_for(int64_t elements, int64_t units) {
@@ -80,15 +82,15 @@ template <class T>
   }
 }
 
-// dweight += dy * xhat and dbias += dy over one row's column range, in double.
+// dweight += dy * xhat and dbias += dy over one row, into a block's partial sums (in T: a block
+// holds kRowsPerBlock terms; the blocks are then summed in double).
 template <class T>
-[[gnu::always_inline]] inline void parameter_sums_loop(const T* dy, const T* x, int64_t n, double mean, double invstd,
-                                                       double* dweight, double* dbias) {
+[[gnu::always_inline]] inline void parameter_sums_loop(const T* dy, const T* x, int64_t n, T mean, T invstd,
+                                                       T* dweight, T* dbias) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const double g = static_cast<double>(dy[i]);
-    dweight[i] += g * ((static_cast<double>(x[i]) - mean) * invstd);
-    dbias[i] += g;
+    dweight[i] += dy[i] * ((x[i] - mean) * invstd);
+    dbias[i] += dy[i];
   }
 }
 
@@ -108,8 +110,8 @@ template <class T>
                                     T proj, T invstd) {                                                         \
     dx_loop(dy, x, w, dx, n, mean, mean_g, proj, invstd);                                                       \
   }                                                                                                             \
-  EMBER_VECTOR_CLONES void parameter_sums_range(const T* dy, const T* x, int64_t n, double mean, double invstd, \
-                                                double* dweight, double* dbias) {                               \
+  EMBER_VECTOR_CLONES void parameter_sums_range(const T* dy, const T* x, int64_t n, T mean, T invstd, T* dweight, \
+                                                T* dbias) {                                                     \
     parameter_sums_loop(dy, x, n, mean, invstd, dweight, dbias);                                                \
   }
 EMBER_LAYER_NORM_LOOPS(float)
@@ -141,30 +143,42 @@ template <class T>
 void layer_norm_backward(const T* dy, const T* x, const T* mean, const T* invstd, const T* weight, T* dx, T* dweight,
                          T* dbias, const LayerNormShape& s) {
   const int64_t n = s.cols;
-  if (dx != nullptr) {
-    parallel_ranges(s.rows, threads_for(s.numel(), s.rows), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
+  const bool want_parameters = dweight != nullptr || dbias != nullptr;
+  // One pass over dy and x: each row's dx, and its terms of dweight and dbias added to the
+  // partial sums of its block of rows (the row is still in cache). The blocks are fixed by the
+  // shape alone and their partials summed in block order, so the result does not depend on the
+  // thread count.
+  const int64_t blocks = (s.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<T> partials(want_parameters ? static_cast<size_t>(2 * blocks * n) : 0);
+  parallel_ranges(blocks, threads_for(s.numel(), blocks), [&](int64_t first, int64_t last) {
+    for (int64_t block = first; block < last; ++block) {
+      T* dw_block = want_parameters ? partials.data() + 2 * block * n : nullptr;
+      for (int64_t r = block * kRowsPerBlock; r < std::min(s.rows, (block + 1) * kRowsPerBlock); ++r) {
         const double m = static_cast<double>(mean[r]), istd = static_cast<double>(invstd[r]);
-        double sum_g = 0, sum_g_xhat = 0;
-        row_sums_range(dy + r * n, x + r * n, weight, n, m, istd, sum_g, sum_g_xhat);
-        const double mean_g = sum_g / static_cast<double>(n), proj = istd * sum_g_xhat / static_cast<double>(n);
-        dx_range(dy + r * n, x + r * n, weight, dx + r * n, n, static_cast<T>(m), static_cast<T>(mean_g),
-                 static_cast<T>(proj), static_cast<T>(istd));
+        if (dx != nullptr) {
+          double sum_g = 0, sum_g_xhat = 0;
+          row_sums_range(dy + r * n, x + r * n, weight, n, m, istd, sum_g, sum_g_xhat);
+          const double mean_g = sum_g / static_cast<double>(n), proj = istd * sum_g_xhat / static_cast<double>(n);
+          dx_range(dy + r * n, x + r * n, weight, dx + r * n, n, static_cast<T>(m), static_cast<T>(mean_g),
+                   static_cast<T>(proj), static_cast<T>(istd));
+        }
+        if (want_parameters) {
+          parameter_sums_range(dy + r * n, x + r * n, n, static_cast<T>(m), static_cast<T>(istd), dw_block,
+                               dw_block + n);
+        }
       }
-    });
-  }
-  if (dweight == nullptr && dbias == nullptr) return;
-  // Each thread owns a range of columns and walks every row in order.
-  const int threads = threads_for(s.numel(), n / kMinColumnsPerThread);
-  parallel_ranges(n, threads, [&](int64_t begin, int64_t end) {
-    std::vector<double> dw(static_cast<size_t>(end - begin)), db(static_cast<size_t>(end - begin));
-    for (int64_t r = 0; r < s.rows; ++r) {
-      parameter_sums_range(dy + r * n + begin, x + r * n + begin, end - begin, static_cast<double>(mean[r]),
-                           static_cast<double>(invstd[r]), dw.data(), db.data());
     }
+  });
+  if (!want_parameters) return;
+  parallel_ranges(n, threads_for(blocks * n, n / kMinColumnsPerThread), [&](int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j) {
-      if (dweight != nullptr) dweight[j] = static_cast<T>(dw[j - begin]);
-      if (dbias != nullptr) dbias[j] = static_cast<T>(db[j - begin]);
+      double dw = 0, db = 0;
+      for (int64_t block = 0; block < blocks; ++block) {
+        dw += static_cast<double>(partials[static_cast<size_t>(2 * block * n + j)]);
+        db += static_cast<double>(partials[static_cast<size_t>(2 * block * n + n + j)]);
+      }
+      if (dweight != nullptr) dweight[j] = static_cast<T>(dw);
+      if (dbias != nullptr) dbias[j] = static_cast<T>(db);
     }
   });
 }

@@ -3,9 +3,11 @@
 // defines: ember::kernels::cpu::layer_norm_forward, layer_norm_backward
 //
 // weight and bias ([cols]) are both null (no affine) or both given. Row sums are taken in double
-// for float and double alike, two passes (mean, then the squared deviations), as batch_norm's.
-// Rows are split between threads; the parameter gradients, sums over rows, are split by column,
-// so every sum runs in the same order whatever the thread count.
+// for float and double alike, two passes (mean, then the squared deviations), as batch_norm's;
+// the parameter gradients sum each block of 64 rows in T and the blocks in double.
+// Rows are split between threads; the backward makes one pass over dy and x, the parameter
+// gradients summed per fixed block of rows and then over the blocks in order, so every sum runs
+// in the same order whatever the thread count.
 #pragma once
 
 #include <cstdint>
