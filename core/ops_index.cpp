@@ -1,6 +1,7 @@
 // index_select (one kernel pass each way: a gather of slices, and an index_add back), gather
 // (composed: flat offsets into the input, then index_select) and one_hot (composed, no
 // gradient), on the CPU and on CUDA.
+#include <algorithm>
 #include <cstdint>
 
 #include "ember/common/error.h"
@@ -29,7 +30,19 @@ void check_index_tensor(const Tensor& input, const Tensor& index, const char* op
 // and the largest (a sync on CUDA), so that a bad index is an error, never a read out of bounds.
 void check_index_range(const Tensor& index, int64_t size, const char* op, const char* what) {
   if (index.numel() == 0) return;
-  const int64_t lo = min(index).item<int64_t>(), hi = max(index).item<int64_t>();
+  int64_t lo, hi;
+  if (index.device().is_cpu()) {  // a plain loop: the two reductions cost more than a small op itself
+    const Tensor flat = index.contiguous();
+    const int64_t* p = flat.data<int64_t>();
+    lo = hi = p[0];
+    for (int64_t i = 1; i < flat.numel(); ++i) {
+      lo = std::min(lo, p[i]);
+      hi = std::max(hi, p[i]);
+    }
+  } else {
+    lo = min(index).item<int64_t>();
+    hi = max(index).item<int64_t>();
+  }
   EMBER_CHECK(lo >= 0 && hi < size, op, ": index ", lo < 0 ? lo : hi, " is out of range for ", what, " of size ",
               size);
 }
