@@ -152,6 +152,9 @@ void register_activation_cases(const Target& target);
 void register_loss_cases(const Target& target);
 // BatchNorm2d cases (bench_ops_batch_norm.cpp), called from register_op_cases.
 void register_batch_norm_cases(const Target& target);
+void register_layer_norm_cases(const Target& target);  // bench_ops_layer_norm.cpp
+void register_index_cases(const Target& target);       // bench_ops_index.cpp: embedding, index_select, gather
+void register_conv_transpose_cases(const Target& target);  // bench_ops_conv_transpose.cpp
 void register_pool_cases(const Target& target);  // benchmarks/bench_ops_pool.cpp
 
 }  // namespace ember::bench

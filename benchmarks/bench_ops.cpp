@@ -188,6 +188,9 @@ void register_op_cases() {
     register_activation_cases(target);
     register_loss_cases(target);
     register_batch_norm_cases(target);
+    register_layer_norm_cases(target);
+    register_index_cases(target);
+    register_conv_transpose_cases(target);
     register_pool_cases(target);
     register_conv_groups_cases(target);
   }

@@ -23,7 +23,8 @@ set(EMBER_PUBLIC_HEADERS
   core/storage.h core/tensor.h core/threading.h
   core/cuda/graph.h core/cuda/runtime.h
   # nn: modules, layers, functional ops, checkpoints
-  nn/activation.h nn/checkpoint.h nn/container.h nn/conv.h nn/dropout.h nn/expanding_array.h nn/functional.h nn/init.h
+  nn/activation.h nn/checkpoint.h nn/container.h nn/conv.h nn/dropout.h nn/embedding.h nn/expanding_array.h
+  nn/functional.h nn/init.h
   nn/linear.h nn/module.h nn/options/conv.h nn/options/pooling.h nn/pooling.h nn/sequential.h
   nn/loss.h nn/options/loss.h nn/softmax.h
   nn/normalization.h nn/options/normalization.h

@@ -36,6 +36,10 @@ OPS.update({f"conv2d/{c}/{p}": "us" for c in ("depthwise", "depthwise_s2", "grou
 OPS.update({"clamp/relu6_mobilenet/forward": "us", "clamp/relu6_mobilenet/backward": "us",
             "var/resnet_nhw/forward": "us", "masked_fill/causal_attention/forward": "us",
             "dropout2d/resnet/forward": "us"})
+OPS.update({f"layer_norm/{c}/{d}": "us" for c in ("tokens_d512", "convnext_d96") for d in ("forward", "backward")})
+OPS.update({"embedding/tokens/forward": "us", "embedding/tokens/backward": "us",
+            "index_select/resnet_channels/forward": "us", "gather/target_logits/forward": "us"})
+OPS.update({f"conv_transpose2d/{c}/{d}": "us" for c in ("unet_up", "dcgan") for d in ("forward", "backward")})
 PEERS = ("libtorch", "pytorch-python")
 TIME_SCALE = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 

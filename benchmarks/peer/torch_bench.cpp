@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -202,6 +203,59 @@ int main(int argc, char** argv) {
           1e6 * timed([&] { xm.masked_fill(causal, -1e4); }, min_time / 4), "us");
     print("dropout2d/resnet/forward", threads,
           1e6 * timed([&] { F::dropout2d(xv, F::Dropout2dFuncOptions().p(0.2).training(true)); }, min_time / 4), "us");
+  }
+  // LayerNorm, as benchmarks/bench_ops_layer_norm.cpp: the forward without a graph, backward alone.
+  for (auto [name, shape] : {std::pair<const char*, std::vector<int64_t>>{"tokens_d512", {32, 128, 512}},
+                             std::pair<const char*, std::vector<int64_t>>{"convnext_d96", {32, 3136, 96}}}) {
+    torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({shape.back()}));
+    torch::Tensor x = torch::randn(shape), dy = torch::randn(shape);
+    const std::string base = std::string("layer_norm/") + name;
+    {
+      torch::NoGradGuard no_grad;
+      print(base + "/forward", threads, 1e6 * timed([&] { ln->forward(x); }, min_time / 4), "us");
+    }
+    torch::Tensor xg = x.clone().requires_grad_();
+    print(base + "/backward", threads, 1e6 * time_backward([&] {
+      xg.mutable_grad() = torch::Tensor();
+      ln->zero_grad();
+      return ln->forward(xg);
+    }, dy, min_time / 4), "us");
+  }
+  {  // The cases of benchmarks/bench_ops_index.cpp: embedding, index_select, gather.
+    torch::Tensor table = torch::randn({10000, 256}), ids = torch::randint(0, 10000, {32, 128});
+    print("embedding/tokens/forward", threads, 1e6 * timed([&] { F::embedding(ids, table); }, min_time / 4), "us");
+    torch::Tensor tableg = table.clone().requires_grad_(), dy = torch::randn({32, 128, 256});
+    print("embedding/tokens/backward", threads, 1e6 * time_backward([&] {
+      tableg.mutable_grad() = torch::Tensor();
+      return F::embedding(ids, tableg);
+    }, dy, min_time / 4), "us");
+    torch::Tensor x = torch::randn({32, 64, 28, 28}), even = torch::arange(0, 64, 2);
+    print("index_select/resnet_channels/forward", threads,
+          1e6 * timed([&] { torch::index_select(x, 1, even); }, min_time / 4), "us");
+    torch::Tensor logits = torch::randn({1024, 1000}), target_ids = torch::randint(0, 1000, {1024, 1});
+    print("gather/target_logits/forward", threads,
+          1e6 * timed([&] { torch::gather(logits, 1, target_ids); }, min_time / 4), "us");
+  }
+  // ConvTranspose2d, as benchmarks/bench_ops_conv_transpose.cpp: forward without a graph, backward alone.
+  for (auto [name, shape, out_channels, kernel, padding] :
+       {std::tuple<const char*, std::vector<int64_t>, int64_t, int64_t, int64_t>{"unet_up", {32, 64, 14, 14}, 32, 2, 0},
+        std::tuple<const char*, std::vector<int64_t>, int64_t, int64_t, int64_t>{"dcgan", {64, 128, 8, 8}, 64, 4, 1}}) {
+    torch::nn::ConvTranspose2d up(
+        torch::nn::ConvTranspose2dOptions(shape[1], out_channels, kernel).stride(2).padding(padding));
+    torch::Tensor x = torch::randn(shape);
+    const std::string base = std::string("conv_transpose2d/") + name;
+    torch::Tensor dy;
+    {
+      torch::NoGradGuard no_grad;
+      print(base + "/forward", threads, 1e6 * timed([&] { up->forward(x); }, min_time / 4), "us");
+      dy = torch::randn_like(up->forward(x));
+    }
+    torch::Tensor xg = x.clone().requires_grad_();
+    print(base + "/backward", threads, 1e6 * time_backward([&] {
+      xg.mutable_grad() = torch::Tensor();
+      up->zero_grad();
+      return up->forward(xg);
+    }, dy, min_time / 4), "us");
   }
   // The activation cases of benchmarks/bench_ops_activation.cpp: forward, and backward alone.
   const std::pair<const char*, std::function<torch::Tensor(const torch::Tensor&)>> activations[] = {

@@ -183,6 +183,48 @@ def op_cases(b):
     causal = torch.triu(torch.ones(128, 128, dtype=torch.bool, device=b.device), diagonal=1)
     out["masked_fill/causal_attention/forward"] = b.timed(lambda: xm.masked_fill(causal, -1e4), t)
     out["dropout2d/resnet/forward"] = b.timed(lambda: F.dropout2d(xv, 0.2, True), t)
+    # LayerNorm, as benchmarks/bench_ops_layer_norm.cpp: the forward without a graph, backward alone.
+    for name, shape in {"tokens_d512": (32, 128, 512), "convnext_d96": (32, 3136, 96)}.items():
+        ln = torch.nn.LayerNorm(shape[-1]).to(b.device)
+        xl, dyl = b.randn(*shape), b.randn(*shape)
+        with torch.no_grad():
+            out[f"layer_norm/{name}/forward"] = b.timed(lambda: ln(xl), t)
+        xlg = xl.clone().requires_grad_()
+
+        def fwd_ln():
+            xlg.grad = None
+            ln.zero_grad()
+            return ln(xlg)
+        out[f"layer_norm/{name}/backward"] = b.backward_only(fwd_ln, dyl, t)
+    # The cases of benchmarks/bench_ops_index.cpp: embedding, index_select, gather.
+    table = b.randn(10000, 256)
+    ids = torch.randint(0, 10000, (32, 128), device=b.device)
+    out["embedding/tokens/forward"] = b.timed(lambda: F.embedding(ids, table), t)
+    tableg, dye = table.clone().requires_grad_(), b.randn(32, 128, 256)
+
+    def fwd_embedding():
+        tableg.grad = None
+        return F.embedding(ids, tableg)
+    out["embedding/tokens/backward"] = b.backward_only(fwd_embedding, dye, t)
+    even = torch.arange(0, 64, 2, device=b.device)
+    out["index_select/resnet_channels/forward"] = b.timed(lambda: torch.index_select(xv, 1, even), t)
+    logits, target_ids = b.randn(1024, 1000), torch.randint(0, 1000, (1024, 1), device=b.device)
+    out["gather/target_logits/forward"] = b.timed(lambda: torch.gather(logits, 1, target_ids), t)
+    # ConvTranspose2d, as benchmarks/bench_ops_conv_transpose.cpp: forward without a graph, backward alone.
+    for name, (shape, out_channels, kernel, padding) in {"unet_up": ((32, 64, 14, 14), 32, 2, 0),
+                                                          "dcgan": ((64, 128, 8, 8), 64, 4, 1)}.items():
+        up = nn.ConvTranspose2d(shape[1], out_channels, kernel, stride=2, padding=padding).to(b.device)
+        xu = b.randn(*shape)
+        with torch.no_grad():
+            out[f"conv_transpose2d/{name}/forward"] = b.timed(lambda: up(xu), t)
+            dyu = torch.randn_like(up(xu))
+        xug = xu.clone().requires_grad_()
+
+        def fwd_up():
+            xug.grad = None
+            up.zero_grad()
+            return up(xug)
+        out[f"conv_transpose2d/{name}/backward"] = b.backward_only(fwd_up, dyu, t)
     activations = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "gelu": F.gelu, "silu": F.silu,
                    "hardswish": F.hardswish}
     for shape_name, shape in {"act": (128, 16, 28, 28), "act_mobilenet": (32, 144, 28, 28)}.items():
