@@ -24,7 +24,7 @@ inline D convert(S value) {
 
 template <class D, class S>
 void run_copy(D* out, const S* in, bool to_bool, const StridedLoop<2>& loop) {
-  for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+  for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
     D* o = out + off[0];
     const S* i = in + off[1];
     if (to_bool) {

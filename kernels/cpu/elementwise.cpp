@@ -34,7 +34,7 @@ void run_binary(void* out, const void* a, const void* b, const StridedLoop<3>& l
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   const T scale = static_cast<T>(alpha);
-  for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+  for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
     O* o = po + off[0];
     const T* u = pa + off[1];
     const T* v = pb + off[2];
@@ -75,7 +75,7 @@ void run_unary(void* out, const void* a, const StridedLoop<2>& loop, double scal
   T* po = static_cast<T*>(out);
   const T* pa = static_cast<const T*>(a);
   const T s = static_cast<T>(scalar);
-  for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+  for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
     T* o = po + off[0];
     const T* u = pa + off[1];
     if (step[0] == 1 && step[1] == 1) {
@@ -156,7 +156,7 @@ void where(int dtype, void* out, const uint8_t* condition, const void* a, const 
     T* po = static_cast<T*>(out);
     const T* pa = static_cast<const T*>(a);
     const T* pb = static_cast<const T*>(b);
-    for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+    for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
       T* o = po + off[0];
       const uint8_t* c = condition + off[1];
       const T* u = pa + off[2];
@@ -190,7 +190,7 @@ void clamp(int dtype, void* out, const void* a, const StridedLoop<2>& loop, cons
     const T hi = b.has_max ? b.max : std::numeric_limits<T>::max();
     T* po = static_cast<T*>(out);
     const T* pa = static_cast<const T*>(a);
-    for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+    for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
       T* o = po + off[0];
       const T* u = pa + off[1];
       if (step[0] == 1 && step[1] == 1) {
@@ -214,7 +214,7 @@ void clamp_backward(int dtype, void* grad_input, const void* grad_output, const 
       T* pgi = static_cast<T*>(grad_input);
       const T* pgo = static_cast<const T*>(grad_output);
       const T* px = static_cast<const T*>(input);
-      for_each_strided(loop, [&](const auto& off, int64_t n, const auto& step) {
+      for_each_strided_parallel(loop, [&](const auto& off, int64_t n, const auto& step) {
         T* gi = pgi + off[0];
         const T* go = pgo + off[1];
         const T* x = px + off[2];
