@@ -1,6 +1,6 @@
 // index_select (one kernel pass each way: a gather of slices, and an index_add back), gather
-// (composed: flat offsets into the input, then index_select) and one_hot (composed, no
-// gradient), on the CPU and on CUDA.
+// (one kernel pass forward; its backward index_select's at flat offsets into the input) and
+// one_hot (composed, no gradient), on the CPU and on CUDA.
 #include <algorithm>
 #include <cstdint>
 
@@ -110,6 +110,28 @@ Tensor index_select(const Tensor& input, int64_t dim, const Tensor& index) {
   return detail::index_select_skipping(input, dim, index, -1, "index_select");
 }
 
+namespace {
+
+// gather's flat offsets into the contiguous input: index * stride(dim) plus, for every other dim,
+// the element's own coordinate * stride(d). Composed of int64 ops, on the index's device.
+Tensor gather_offsets(const Shape& input_sizes, int64_t dim, const Tensor& index) {
+  const int64_t ndim = static_cast<int64_t>(input_sizes.size());
+  const TensorOptions ints{.dtype = kInt64, .device = index.device()};
+  Shape strides(input_sizes.size(), 1);
+  for (int64_t d = ndim - 2; d >= 0; --d) strides[d] = strides[d + 1] * input_sizes[d + 1];
+  const auto scalar = [&](int64_t v) { return full({}, static_cast<double>(v), ints); };
+  Tensor offsets = mul(index, scalar(strides[dim]));
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (d == dim) continue;
+    Shape along(input_sizes.size(), 1);
+    along[d] = index.size(d);
+    offsets = add(offsets, mul(arange(static_cast<double>(index.size(d)), ints).reshape(along), scalar(strides[d])));
+  }
+  return offsets.reshape({-1}).contiguous();
+}
+
+}  // namespace
+
 Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
   check_index_tensor(input, index, "gather");
   EMBER_CHECK(index.dim() == input.dim() || (input.dim() == 0 && index.dim() <= 1), "gather: expected an index with ",
@@ -122,20 +144,35 @@ Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
                 input.size(d), " in dim ", d);
   }
   check_index_range(index, input.size(dim), "gather", ember::detail::str("dim ", dim).c_str());
-  // The flat offset of each selected element in the contiguous input: index * stride(dim) plus,
-  // for every other dim, the element's own coordinate * stride(d).
-  const TensorOptions ints{.dtype = kInt64, .device = input.device()};
-  Shape strides(static_cast<size_t>(input.dim()), 1);
-  for (int64_t d = input.dim() - 2; d >= 0; --d) strides[d] = strides[d + 1] * input.size(d + 1);
-  const auto scalar = [&](int64_t v) { return full({}, static_cast<double>(v), ints); };
-  Tensor offsets = mul(index, scalar(strides[dim]));
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (d == dim) continue;
-    Shape along(static_cast<size_t>(input.dim()), 1);
-    along[d] = index.size(d);
-    offsets = add(offsets, mul(arange(static_cast<double>(index.size(d)), ints).reshape(along), scalar(strides[d])));
+  if (input.dim() > kernels::kMaxGatherDims) {  // beyond the kernel's rank: the offsets, then index_select
+    return index_select(input.reshape({-1}), 0, gather_offsets(input.sizes(), dim, index)).reshape(index.sizes());
   }
-  return index_select(input.reshape({-1}), 0, offsets.reshape({-1})).reshape(index.sizes());
+  // One kernel pass forward; the backward sums into the flat input at the same offsets, in
+  // index order (index_select's backward kernel), computed only when a gradient is wanted.
+  Tensor x = input.detach().contiguous(), idx = index.contiguous();
+  kernels::GatherShape s{.ndim = static_cast<int>(x.dim()), .dim = static_cast<int>(dim), .numel = idx.numel()};
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    s.index_sizes[d] = idx.size(d);
+    s.input_strides[d] = x.strides()[d];
+  }
+  Tensor out = empty(idx.sizes(), {.dtype = x.dtype(), .device = x.device()});
+  KernelContext on(out);
+  if (on.cpu()) {
+    kernels::cpu::gather(x.data_ptr(), idx.data<int64_t>(), out.data_ptr(), element_size(x.dtype()), s);
+  } else {
+    kernels::cuda::gather(x.data_ptr(), idx.data<int64_t>(), out.data_ptr(), element_size(x.dtype()), s, on.stream());
+  }
+  if (autograd::needs_grad({input})) {
+    const Shape sizes = x.sizes();
+    const DType dtype = x.dtype();
+    const int64_t input_numel = x.numel();
+    autograd::record("gather", {input}, {&out}, [=](const std::vector<Tensor>& g) {
+      const kernels::IndexShape flat{.outer = 1, .dim_size = input_numel, .inner = 1, .count = idx.numel()};
+      return std::vector<Tensor>{index_select_backward(g[0], gather_offsets(sizes, dim, idx), {flat.dim_size}, dtype, -1,
+                                                       flat).reshape(sizes)};
+    });
+  }
+  return out;
 }
 
 Tensor one_hot(const Tensor& tensor, int64_t num_classes) {

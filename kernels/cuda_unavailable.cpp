@@ -224,6 +224,7 @@ EMBER_INSTANTIATE(double)
 void index_select(const void*, const int64_t*, void*, size_t, const IndexShape&, Stream) {
   cuda_not_built("index_select");
 }
+void gather(const void*, const int64_t*, void*, size_t, const GatherShape&, Stream) { cuda_not_built("gather"); }
 template <class T>
 void index_add(const T*, const int64_t*, T*, int64_t, const IndexShape&, Stream) {
   cuda_not_built("index_add");

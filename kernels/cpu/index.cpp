@@ -28,7 +28,50 @@ void select_elements(const U* from, const int64_t* index, U* to, const IndexShap
   });
 }
 
+// gather over the index elements [begin, end): coordinates counted along the index's shape, the
+// input offset kept up to date as they advance.
+template <class U>
+void gather_range(const U* src, const int64_t* index, U* dst, const GatherShape& s, int64_t begin, int64_t end) {
+  int64_t coord[kMaxGatherDims] = {}, base = 0;  // base: the offset of the coordinates outside dim
+  int64_t rest = begin;
+  for (int d = s.ndim - 1; d >= 0; --d) {
+    coord[d] = rest % s.index_sizes[d];
+    rest /= s.index_sizes[d];
+    if (d != s.dim) base += coord[d] * s.input_strides[d];
+  }
+  const int64_t dim_stride = s.input_strides[s.dim];
+  for (int64_t e = begin; e < end; ++e) {
+    dst[e] = src[base + index[e] * dim_stride];
+    for (int d = s.ndim - 1; d >= 0; --d) {  // the next coordinates
+      const int64_t step = d == s.dim ? 0 : s.input_strides[d];
+      if (++coord[d] < s.index_sizes[d]) {
+        base += step;
+        break;
+      }
+      base -= step * (s.index_sizes[d] - 1);
+      coord[d] = 0;
+    }
+  }
+}
+
+template <class U>
+void gather_typed(const void* src, const int64_t* index, void* dst, const GatherShape& s) {
+  parallel_ranges(s.numel, threads_for(s.numel, s.numel), [&](int64_t begin, int64_t end) {
+    gather_range(static_cast<const U*>(src), index, static_cast<U*>(dst), s, begin, end);
+  });
+}
+
 }  // namespace
+
+void gather(const void* src, const int64_t* index, void* dst, size_t element_size, const GatherShape& s) {
+  if (s.numel <= 0) return;
+  switch (element_size) {
+    case 1: return gather_typed<uint8_t>(src, index, dst, s);
+    case 2: return gather_typed<uint16_t>(src, index, dst, s);
+    case 4: return gather_typed<uint32_t>(src, index, dst, s);
+    default: return gather_typed<uint64_t>(src, index, dst, s);
+  }
+}
 
 void index_select(const void* src, const int64_t* index, void* dst, size_t element_size, const IndexShape& s) {
   const auto* from = static_cast<const unsigned char*>(src);

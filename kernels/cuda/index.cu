@@ -1,5 +1,6 @@
 // index_select: a grid-stride pass over the selection, moving elements by their size; its
-// backward, index_add: one thread per destination column (o, k), walking the indices in order.
+// backward, index_add: one thread per destination column (o, k), walking the indices in order;
+// gather: a grid-stride pass over the index, each element's coordinates decoded by division.
 #include "ember/kernels/cuda/index.h"
 
 #include <cstdint>
@@ -39,6 +40,26 @@ __global__ void index_add_kernel(const T* src, const int64_t* index, T* dst, int
 }
 
 template <class U>
+__global__ void gather_kernel(const U* src, const int64_t* index, U* dst, GatherShape s) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < s.numel;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t offset = index[e] * s.input_strides[s.dim];
+    for (int64_t d = s.ndim - 1, rest = e; d >= 0; --d) {
+      if (d != s.dim) offset += (rest % s.index_sizes[d]) * s.input_strides[d];
+      rest /= s.index_sizes[d];
+    }
+    dst[e] = src[offset];
+  }
+}
+
+template <class U>
+void launch_gather(const void* src, const int64_t* index, void* dst, const GatherShape& s, cudaStream_t stream) {
+  EMBER_LAUNCH(element_blocks(s.numel), kThreads, 0, stream, gather_kernel<U>)(
+      static_cast<const U*>(src), index, static_cast<U*>(dst), s);
+  EMBER_CUDA_LAUNCH_CHECK("gather");
+}
+
+template <class U>
 void launch_select(const void* src, const int64_t* index, void* dst, const IndexShape& s, cudaStream_t stream) {
   EMBER_LAUNCH(element_blocks(s.selected_numel()), kThreads, 0, stream, index_select_kernel<U>)(
       static_cast<const U*>(src), index, static_cast<U*>(dst), s.count, s.dim_size, s.inner, s.selected_numel());
@@ -55,6 +76,17 @@ void index_select(const void* src, const int64_t* index, void* dst, size_t eleme
     case 2: return launch_select<uint16_t>(src, index, dst, s, stream);
     case 4: return launch_select<uint32_t>(src, index, dst, s, stream);
     default: return launch_select<uint64_t>(src, index, dst, s, stream);
+  }
+}
+
+void gather(const void* src, const int64_t* index, void* dst, size_t element_size, const GatherShape& s,
+            cudaStream_t stream) {
+  if (s.numel <= 0) return;
+  switch (element_size) {
+    case 1: return launch_gather<uint8_t>(src, index, dst, s, stream);
+    case 2: return launch_gather<uint16_t>(src, index, dst, s, stream);
+    case 4: return launch_gather<uint32_t>(src, index, dst, s, stream);
+    default: return launch_gather<uint64_t>(src, index, dst, s, stream);
   }
 }
 

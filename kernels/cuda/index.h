@@ -1,6 +1,6 @@
 // index_select and its backward on one CUDA device: the twins of kernels/cpu/index.h, with the
 // same arguments plus a trailing stream.
-// defines: ember::kernels::cuda::index_select, index_add
+// defines: ember::kernels::cuda::index_select, index_add, gather
 //
 // Requires device pointers on the stream's device; launches asynchronously on `stream`.
 // index_select is a grid-stride pass over the selection. index_add gives each destination
@@ -23,5 +23,9 @@ void index_select(const void* src, const int64_t* index, void* dst, size_t eleme
 // As kernels::cpu::index_add.
 template <class T>
 void index_add(const T* src, const int64_t* index, T* dst, int64_t skip_index, const IndexShape& s, Stream stream);
+
+// As kernels::cpu::gather: a grid-stride pass over the index.
+void gather(const void* src, const int64_t* index, void* dst, size_t element_size, const GatherShape& s,
+            Stream stream);
 
 }  // namespace ember::kernels::cuda

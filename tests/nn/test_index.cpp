@@ -112,6 +112,16 @@ TEST_CASE("index_select's gradient sums repeated indices in the same bits on 1 a
   }
 }
 
+TEST_CASE("gather beyond the kernel's 8 dims takes the offsets path and agrees with the 2-D gather") {
+  Tensor x = ember::randn({2, 3}), index = ints({2, 0, 1, 1}, {2, 2});
+  const Shape nine{2, 1, 1, 1, 1, 1, 1, 1, 3}, nine_index{2, 1, 1, 1, 1, 1, 1, 1, 2};
+  Tensor wide = leaf(x.reshape(nine));
+  Tensor y = ember::gather(wide, -1, index.reshape(nine_index));
+  CHECK(ember::allclose(y.reshape({2, 2}), ember::gather(x, 1, index), 0.0, 0.0));
+  y.sum().backward();
+  CHECK(ember::allclose(wide.grad().reshape({2, 3}), ember::tensor<float>({1, 0, 1, 0, 2, 0}).reshape({2, 3}), 0.0, 0.0));
+}
+
 TEST_CASE("index_select moves any dtype, int64 and bool included") {
   Tensor labels = ints({10, 11, 12, 13}, {4});
   Tensor picked = ember::index_select(labels, 0, ints({3, 3, 0}, {3}));
