@@ -37,7 +37,12 @@ ModuleDict::ModuleDict(const std::vector<std::pair<std::string, std::shared_ptr<
 
 void ModuleDict::insert(const std::string& key, std::shared_ptr<Module> module) {
   EMBER_CHECK(module != nullptr, "ModuleDict: cannot insert a null module under \"", key, "\"");
-  EMBER_CHECK(!contains(key), "ModuleDict: key \"", key, "\" is already present");
+  auto present = std::find_if(items_.begin(), items_.end(), [&](const auto& item) { return item.first == key; });
+  if (present != items_.end()) {  // as libtorch's insert (and Python's d[key] = m): replaced in place
+    replace_module(key, module);
+    present->second = std::move(module);
+    return;
+  }
   register_module(key, module);
   items_.emplace_back(key, std::move(module));
 }

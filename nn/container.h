@@ -76,8 +76,9 @@ class ModuleDict : public Module {
   ModuleDict() = default;
   explicit ModuleDict(const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& items);
 
-  // Adds `module` under `key`. Throws for a key already present, an empty key or one with a '.',
-  // and for a null pointer.
+  // Adds `module` under `key`, or puts it in place of the module already there (keeping its
+  // position, as libtorch's insert and Python's dict[key] = module). Throws for an empty key or
+  // one with a '.', and for a null pointer.
   void insert(const std::string& key, std::shared_ptr<Module> module);
   template <class Layer, class = std::enable_if_t<std::is_base_of_v<Module, std::decay_t<Layer>>>>
   void insert(const std::string& key, Layer&& layer) {

@@ -170,6 +170,19 @@ Module& Module::register_module(const std::string& name, std::shared_ptr<Module>
   return *owned_children_.back();
 }
 
+Module& Module::replace_module(const std::string& name, std::shared_ptr<Module> module) {
+  EMBER_CHECK(module != nullptr, "replace_module: module \"", name, "\" is null");
+  EMBER_CHECK(module.get() != this, "replace_module: a module cannot contain itself");
+  auto child = std::find_if(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
+  EMBER_CHECK(child != children_.end(), "replace_module: no submodule \"", name, "\" to replace");
+  Module* old_module = child->second;
+  child->second = module.get();
+  // Drop the old module if this module owned it (a member registered by reference stays its owner's).
+  std::erase_if(owned_children_, [&](const std::shared_ptr<Module>& owned) { return owned.get() == old_module; });
+  owned_children_.push_back(std::move(module));
+  return *owned_children_.back();
+}
+
 void Module::register_modules(
     std::initializer_list<std::pair<std::string, std::reference_wrapper<Module>>> modules) {
   for (const auto& [name, module] : modules) register_module(name, module.get());

@@ -111,6 +111,9 @@ class Module {
   Module& register_module(const std::string& name, Module& module);
   Module& register_module(const std::string& name, std::shared_ptr<Module> module);
   void register_modules(std::initializer_list<std::pair<std::string, std::reference_wrapper<Module>>> modules);
+  // Puts `module` (owned from now on) in place of the submodule registered as `name`, keeping its
+  // position, as libtorch's replace_module; throws ember::Error naming `name` when there is none.
+  Module& replace_module(const std::string& name, std::shared_ptr<Module> module);
 
   // Recursive, in registration order, with dotted names ("conv1.weight").
   std::vector<Tensor> parameters() const;

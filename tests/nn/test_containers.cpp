@@ -112,7 +112,6 @@ TEST_CASE("ModuleDict errors name the key") {
   nn::ModuleDict dict;
   dict.insert("relu", nn::ReLU());
   CHECK_THROWS_WITH(dict["gelu"], Catch::Contains("ModuleDict: no module under key \"gelu\" (keys: \"relu\")"));
-  CHECK_THROWS_WITH(dict.insert("relu", nn::ReLU()), Catch::Contains("ModuleDict: key \"relu\" is already present"));
   CHECK_THROWS_WITH(dict.insert("a.b", nn::ReLU()), Catch::Contains("invalid name \"a.b\""));
   CHECK_THROWS_WITH(dict.at<nn::Linear>("relu"), Catch::Contains("ModuleDict::at: module \"relu\" is a ReLU"));
   CHECK_THROWS_WITH(dict(ember::zeros({1})), Catch::Contains("ModuleDict has no forward"));
@@ -137,4 +136,21 @@ TEST_CASE("containers print as PyTorch prints them") {
         "  (cls): Linear(in_features=8, out_features=3, bias=True)\n"
         "  (reg): Linear(in_features=8, out_features=1, bias=True)\n"
         ")");
+}
+
+TEST_CASE("ModuleDict::insert on a present key replaces the module in place, as libtorch's") {
+  nn::ModuleDict dict;
+  dict.insert("first", nn::Linear(2, 3));
+  dict.insert("act", nn::ReLU());
+  dict.insert("first", nn::Linear(4, 5));
+  CHECK(dict.size() == 2);
+  CHECK(dict.keys() == std::vector<std::string>{"first", "act"});
+  CHECK(dict.at<nn::Linear>("first").weight.sizes() == ember::Shape{5, 4});
+  auto params = dict.named_parameters();
+  REQUIRE(params.size() == 2);
+  CHECK(params[0].first == "first.weight");
+  CHECK(params[0].second.sizes() == ember::Shape{5, 4});
+  CHECK(dict.named_children()[0].second == &dict["first"]);
+  CHECK_THROWS_WITH(dict.replace_module("missing", std::make_shared<nn::ReLU>()),
+                    Catch::Contains("replace_module: no submodule \"missing\" to replace"));
 }
