@@ -203,7 +203,13 @@ def main():
     parser.add_argument("--no-ops", action="store_true", help="only the end-to-end cases and SGEMM")
     parser.add_argument("--no-docs", action="store_true", help="print the table, leave docs/ alone")
     parser.add_argument("--json", default=None, help="write every measurement here (default BUILD/bench-results.json)")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated ops (the part of a case before its first '/', e.g. layer_norm,gather): "
+                             "those cases alone; implies --no-docs")
+    parser.add_argument("--no-python", action="store_true", help="libtorch as the only peer")
     args = parser.parse_args()
+    if args.only:
+        args.no_docs = True
     bench = os.path.join(args.build, "benchmarks", "ember-bench")
     libtorch = os.path.join(args.build, "benchmarks", "peer", "torch-bench")
     if not os.path.exists(bench):
@@ -213,7 +219,9 @@ def main():
         peers["libtorch"] = [libtorch]
     else:
         print(f"scripts/bench: {libtorch} not built (libtorch-dev missing?): no libtorch column", file=sys.stderr)
-    if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode == 0:
+    if args.no_python:
+        pass
+    elif subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode == 0:
         peers["pytorch-python"] = ["/usr/bin/python3", "benchmarks/peer/torch_bench.py"]
     else:
         print("scripts/bench: /usr/bin/python3 has no torch (apt-get install python3-torch): no Python column",
@@ -229,6 +237,11 @@ def main():
     cases = dict(END_TO_END)
     if not args.no_ops:
         cases.update(OPS)
+    if args.only:
+        wanted = set(args.only.split(","))
+        cases = {c: u for c, u in cases.items() if c.split("/")[0] in wanted}
+        if not cases:
+            sys.exit(f"scripts/bench: no case of {args.only}")
     load_before = uptime()
     versions, rows, raw = {}, [], []
     for threads in args.threads:
@@ -260,7 +273,7 @@ def main():
     lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lt_med, lt_spread = ratio_cell(r["ratios"]["libtorch"])
-        py_med, py_spread = ratio_cell(r["ratios"]["pytorch-python"])
+        py_med, py_spread = ratio_cell(r["ratios"].get("pytorch-python", []))
         lines.append(f"| {r['case']} | {r['threads']} | {r['unit']} | {fmt(r['values']['ember'])} | "
                      f"{fmt(r['values']['libtorch'])} | {lt_med} | {lt_spread} | "
                      f"{fmt(r['values']['pytorch-python'])} | {py_med} | {py_spread} |")
