@@ -5,18 +5,27 @@
 #include "ember/nn/functional.h"
 
 namespace ember::nn {
+namespace {
+
+// What Conv2d and ConvTranspose2d check at construction, with the messages their functional op
+// gives for the same mistake (`op`).
+void check_layer_sizes(const char* layer, const char* op, int64_t in_channels, int64_t out_channels,
+                       const ExpandingArray<2>& kernel_size, int64_t groups) {
+  EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0, layer,
+              ": channels and kernel_size must be positive, got in_channels=", in_channels,
+              " out_channels=", out_channels, " kernel_size=", compact_str(kernel_size));
+  EMBER_CHECK(groups <= 0 || in_channels % groups == 0, op, ": in_channels (", in_channels,
+              ") must be divisible by groups (", groups, ")");
+  EMBER_CHECK(groups <= 0 || out_channels % groups == 0, op, ": out_channels (", out_channels,
+              ") must be divisible by groups (", groups, ")");
+}
+
+}  // namespace
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size, Conv2dOptions options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size), options_(options) {
-  EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
-              "Conv2d: channels and kernel_size must be positive, got in_channels=", in_channels,
-              " out_channels=", out_channels, " kernel_size=", compact_str(kernel_size));
+  check_layer_sizes("Conv2d", "conv2d", in_channels, out_channels, kernel_size, options.groups);
   check_conv2d_options(options);
-  // The messages functional::conv2d gives for the same mistake.
-  EMBER_CHECK(in_channels % options.groups == 0, "conv2d: in_channels (", in_channels,
-              ") must be divisible by groups (", options.groups, ")");
-  EMBER_CHECK(out_channels % options.groups == 0, "conv2d: out_channels (", out_channels,
-              ") must be divisible by groups (", options.groups, ")");
   // PyTorch's layout and init: fan_in = in_channels / groups * kH * kW (read from the weight).
   weight = register_parameter("weight", empty({out_channels, in_channels / options.groups, kernel_size[0],
                                                kernel_size[1]}));
@@ -40,14 +49,8 @@ std::string Conv2d::extra_repr() const {
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, ExpandingArray<2> kernel_size,
                                  ConvTranspose2dOptions options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size), options_(options) {
-  EMBER_CHECK(in_channels > 0 && out_channels > 0 && kernel_size[0] > 0 && kernel_size[1] > 0,
-              "ConvTranspose2d: channels and kernel_size must be positive, got in_channels=", in_channels,
-              " out_channels=", out_channels, " kernel_size=", compact_str(kernel_size));
+  check_layer_sizes("ConvTranspose2d", "conv_transpose2d", in_channels, out_channels, kernel_size, options.groups);
   check_conv_transpose2d_options(options);
-  EMBER_CHECK(in_channels % options.groups == 0, "conv_transpose2d: in_channels (", in_channels,
-              ") must be divisible by groups (", options.groups, ")");
-  EMBER_CHECK(out_channels % options.groups == 0, "conv_transpose2d: out_channels (", out_channels,
-              ") must be divisible by groups (", options.groups, ")");
   weight = register_parameter("weight", empty({in_channels, out_channels / options.groups, kernel_size[0],
                                                kernel_size[1]}));
   if (options.bias) bias = register_parameter("bias", empty({out_channels}));

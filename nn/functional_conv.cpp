@@ -9,13 +9,7 @@
 namespace ember::nn {
 
 void check_conv2d_options(const Conv2dOptions& o) {
-  constexpr const char* op = "conv2d";
-  EMBER_CHECK(o.groups > 0, op, ": groups must be positive, got ", o.groups);
-  EMBER_CHECK(o.stride[0] > 0 && o.stride[1] > 0, op, ": stride must be positive, got ", compact_str(o.stride));
-  EMBER_CHECK(o.padding[0] >= 0 && o.padding[1] >= 0, op, ": padding must be non-negative, got ",
-              compact_str(o.padding));
-  EMBER_CHECK(o.dilation[0] > 0 && o.dilation[1] > 0, op, ": dilation must be positive, got ",
-              compact_str(o.dilation));
+  functional::detail::check_conv_geometry("conv2d", o.stride, o.padding, o.dilation, o.groups);
 }
 
 namespace functional {
@@ -27,13 +21,7 @@ namespace {
 
 Conv2dShape conv_shape(const Tensor& input, const Tensor& weight, const Conv2dOptions& o) {
   constexpr const char* op = "conv2d";
-  detail::check_defined(input, op, "input");
-  detail::check_defined(weight, op, "weight");
-  EMBER_CHECK(input.dim() == 4, op, ": input must be 4-D [N, C, H, W], got ", input.sizes());
-  EMBER_CHECK(weight.dim() == 4, op, ": weight must be 4-D [out_channels, in_channels, kH, kW], got ",
-              weight.sizes());
-  detail::check_floating(input, op, "input");
-  detail::check_same(input, weight, op, "input", "weight");
+  detail::check_conv_operands(op, input, weight, "[out_channels, in_channels, kH, kW]");
   check_conv2d_options(o);
   const int64_t g = o.groups;
   EMBER_CHECK(input.size(1) % g == 0, op, ": in_channels (", input.size(1), ") must be divisible by groups (",
@@ -56,13 +44,7 @@ Conv2dShape conv_shape(const Tensor& input, const Tensor& weight, const Conv2dOp
   s.out_channels = weight.size(0);
   s.kernel_h = weight.size(2);
   s.kernel_w = weight.size(3);
-  s.stride_h = o.stride[0];
-  s.stride_w = o.stride[1];
-  s.pad_h = o.padding[0];
-  s.pad_w = o.padding[1];
-  s.dilation_h = o.dilation[0];
-  s.dilation_w = o.dilation[1];
-  s.groups = g;
+  detail::set_conv_geometry(s, o.stride, o.padding, o.dilation, g);
   int64_t span_h = s.dilation_h * (s.kernel_h - 1) + 1, span_w = s.dilation_w * (s.kernel_w - 1) + 1;
   int64_t padded_h = s.in_h + 2 * s.pad_h, padded_w = s.in_w + 2 * s.pad_w;
   EMBER_CHECK(span_h <= padded_h && span_w <= padded_w, op, ": kernel ", s.kernel_h, "x", s.kernel_w,

@@ -16,12 +16,7 @@ namespace ember::nn {
 
 void check_conv_transpose2d_options(const ConvTranspose2dOptions& o) {
   constexpr const char* op = "conv_transpose2d";
-  EMBER_CHECK(o.groups > 0, op, ": groups must be positive, got ", o.groups);
-  EMBER_CHECK(o.stride[0] > 0 && o.stride[1] > 0, op, ": stride must be positive, got ", compact_str(o.stride));
-  EMBER_CHECK(o.padding[0] >= 0 && o.padding[1] >= 0, op, ": padding must be non-negative, got ",
-              compact_str(o.padding));
-  EMBER_CHECK(o.dilation[0] > 0 && o.dilation[1] > 0, op, ": dilation must be positive, got ",
-              compact_str(o.dilation));
+  functional::detail::check_conv_geometry(op, o.stride, o.padding, o.dilation, o.groups);
   for (int i = 0; i < 2; ++i) {
     EMBER_CHECK(o.output_padding[i] >= 0 &&
                     (o.output_padding[i] < o.stride[i] || o.output_padding[i] < o.dilation[i]),
@@ -46,13 +41,7 @@ struct TransposedGeometry {
 
 TransposedGeometry transposed_geometry(const Tensor& input, const Tensor& weight, const ConvTranspose2dOptions& o) {
   constexpr const char* op = "conv_transpose2d";
-  detail::check_defined(input, op, "input");
-  detail::check_defined(weight, op, "weight");
-  EMBER_CHECK(input.dim() == 4, op, ": input must be 4-D [N, C, H, W], got ", input.sizes());
-  EMBER_CHECK(weight.dim() == 4, op, ": weight must be 4-D [in_channels, out_channels / groups, kH, kW], got ",
-              weight.sizes());
-  detail::check_floating(input, op, "input");
-  detail::check_same(input, weight, op, "input", "weight");
+  detail::check_conv_operands(op, input, weight, "[in_channels, out_channels / groups, kH, kW]");
   check_conv_transpose2d_options(o);
   const int64_t g = o.groups;
   EMBER_CHECK(input.size(1) == weight.size(0), op, ": input has ", input.size(1), " channels but weight ",
@@ -76,13 +65,7 @@ TransposedGeometry transposed_geometry(const Tensor& input, const Tensor& weight
   s.out_channels = input.size(1);
   s.kernel_h = kh;
   s.kernel_w = kw;
-  s.stride_h = o.stride[0];
-  s.stride_w = o.stride[1];
-  s.pad_h = o.padding[0];
-  s.pad_w = o.padding[1];
-  s.dilation_h = o.dilation[0];
-  s.dilation_w = o.dilation[1];
-  s.groups = g;
+  detail::set_conv_geometry(s, o.stride, o.padding, o.dilation, g);
   // The mirror maps the output to at least the input's size; an output_padding >= stride (allowed
   // when smaller than the dilation) makes it larger: the input is then read with zero rows or
   // columns at its end, which add nothing.
