@@ -26,12 +26,13 @@ void check_index_tensor(const Tensor& input, const Tensor& index, const char* op
               index.device());
 }
 
-// Throws naming `op` unless every index lies in [0, size): one reduction each for the smallest
-// and the largest (a sync on CUDA), so that a bad index is an error, never a read out of bounds.
+// Throws naming `op` unless every index lies in [0, size): the smallest and the largest index (a
+// loop on the CPU, two reductions and a sync on CUDA), so that a bad index is an error, never a
+// read out of bounds.
 void check_index_range(const Tensor& index, int64_t size, const char* op, const char* what) {
   if (index.numel() == 0) return;
   int64_t lo, hi;
-  if (index.device().is_cpu()) {  // a plain loop: the two reductions cost more than a small op itself
+  if (index.device().is_cpu()) {  // the two reductions would cost more than a small op itself
     const Tensor flat = index.contiguous();
     const int64_t* p = flat.data<int64_t>();
     lo = hi = p[0];
