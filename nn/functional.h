@@ -125,7 +125,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Bce
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BceWithLogitsOptions& options = {});
 // t (log t - x) (0 where t == 0), or with log_target exp(t) (t - x), on log-probabilities x, as
-// F.kl_div; Reduction::Mean averages over every element (PyTorch's "mean", not "batchmean").
+// F.kl_div; Reduction::Mean averages over every element (PyTorch's "mean"), Reduction::BatchMean
+// divides the sum by input.size(0) ("batchmean", the KL divergence per sample).
 Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean, bool log_target = false);
 // input [N, C], [N, C, L] or [N, C, H, W] (any [N, C, *]) normalised per channel, as PyTorch's
 // F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps). Each of

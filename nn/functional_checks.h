@@ -4,6 +4,7 @@
 
 #include "ember/common/error.h"
 #include "ember/core/tensor.h"
+#include "ember/nn/options/loss.h"
 
 namespace ember::nn::functional::detail {
 
@@ -22,6 +23,12 @@ inline void check_same(const Tensor& a, const Tensor& b, const char* op, const c
               " is on ", b.device());
   EMBER_CHECK(a.dtype() == b.dtype(), op, ": ", what_a, " is ", dtype_name(a.dtype()), " but ",
               what_b, " is ", dtype_name(b.dtype()));
+}
+
+// Every loss but kl_div: Reduction::BatchMean is kl_div's alone, as in PyTorch.
+inline void check_not_batchmean(Reduction reduction, const char* op) {
+  EMBER_CHECK(reduction != Reduction::BatchMean, op, ": reduction BatchMean (\"batchmean\") is only for kl_div; "
+              "use Mean, Sum or None");
 }
 
 }  // namespace ember::nn::functional::detail

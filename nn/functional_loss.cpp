@@ -86,6 +86,7 @@ Tensor reduce_rows(const Tensor& rows, const Tensor& row_weights, bool unit_weig
     case Reduction::None: return rows;
     case Reduction::Sum: return sum(rows);
     case Reduction::Mean: return unit_weights ? mean(rows) : div(sum(rows), sum(row_weights));
+    case Reduction::BatchMean: break;  // rejected at the entry (check_not_batchmean)
   }
   return rows;
 }
@@ -142,6 +143,7 @@ Tensor softmax(const Tensor& input, int64_t dim) { return softmax_op("softmax", 
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options) {
   constexpr const char* op = "nll_loss";
+  detail::check_not_batchmean(options.reduction, op);
   const Classification c = check_classification(op, log_probs, target, options.weight, options.ignore_index);
   const kernels::ClassLossShape shape = c.shape;
   Tensor x = log_probs.detach().contiguous(), t = target.contiguous();
@@ -187,6 +189,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, Reduction reducti
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options) {
   constexpr const char* op = "cross_entropy";
+  detail::check_not_batchmean(options.reduction, op);
   EMBER_CHECK(options.label_smoothing >= 0.0 && options.label_smoothing <= 1.0, op,
               ": label_smoothing must be in [0, 1], got ", options.label_smoothing);
   Classification c = check_classification(op, logits, target, options.weight, options.ignore_index);
@@ -240,6 +243,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   constexpr const char* op = "mse_loss";
+  detail::check_not_batchmean(reduction, op);
   detail::check_defined(input, op, "input");
   detail::check_defined(target, op, "target");
   EMBER_CHECK(input.sizes() == target.sizes(), op, ": input ", input.sizes(), " and target ", target.sizes(),

@@ -23,11 +23,13 @@ void check_weight(const char* op, const char* what, const Tensor& weight, const 
   if (weight.defined()) detail::check_same(weight, input, op, what, "input");
 }
 
+// BatchMean reaches here from kl_div only (the other losses reject it at their entry).
 Tensor reduce(const Tensor& losses, Reduction reduction) {
   switch (reduction) {
     case Reduction::None: return losses;
     case Reduction::Sum: return sum(losses);
     case Reduction::Mean: return mean(losses);
+    case Reduction::BatchMean: return div(sum(losses), static_cast<double>(losses.dim() > 0 ? losses.size(0) : 1));
   }
   return losses;
 }
@@ -39,12 +41,14 @@ Tensor full_as(const Tensor& t, double v) { return full(t.sizes(), v, {.dtype = 
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
   check_pair("l1_loss", input, target);
+  detail::check_not_batchmean(reduction, "l1_loss");
   return reduce(abs(sub(input, target)), reduction);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
   constexpr const char* op = "smooth_l1_loss";
   check_pair(op, input, target);
+  detail::check_not_batchmean(reduction, op);
   EMBER_CHECK(beta >= 0.0, op, ": beta must be >= 0, got ", beta);
   if (beta == 0.0) return l1_loss(input, target, reduction);  // as PyTorch: the quadratic part is empty
   Tensor d = abs(sub(input, target));
@@ -56,6 +60,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
   constexpr const char* op = "huber_loss";
   check_pair(op, input, target);
+  detail::check_not_batchmean(reduction, op);
   EMBER_CHECK(delta > 0.0, op, ": delta must be > 0, got ", delta);
   Tensor d = abs(sub(input, target));
   // |d| < delta: 0.5 d^2; otherwise delta (|d| - 0.5 delta).
@@ -66,6 +71,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BceOptions& options) {
   constexpr const char* op = "binary_cross_entropy";
   check_pair(op, input, target);
+  detail::check_not_batchmean(options.reduction, op);
   check_weight(op, "weight", options.weight, input);
   // PyTorch clamps each log at -100, so p = 0 or 1 gives a finite loss.
   Tensor floor = full_as(input, -100.0);
@@ -79,6 +85,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Bce
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const BceWithLogitsOptions& options) {
   constexpr const char* op = "binary_cross_entropy_with_logits";
   check_pair(op, input, target);
+  detail::check_not_batchmean(options.reduction, op);
   check_weight(op, "weight", options.weight, input);
   check_weight(op, "pos_weight", options.pos_weight, input);
   // (1 - y) x + lw (log(1 + exp(-|x|)) + max(-x, 0)), lw = (pos_weight - 1) y + 1: stable for any x.

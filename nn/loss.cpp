@@ -10,6 +10,7 @@ const char* reduction_name(Reduction r) {
     case Reduction::None: return "none";
     case Reduction::Mean: return "mean";
     case Reduction::Sum: return "sum";
+    case Reduction::BatchMean: return "batchmean";
   }
   return "?";
 }

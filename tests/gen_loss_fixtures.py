@@ -63,10 +63,10 @@ def class_case(name, op, shape, weight=False, ignore_index=-100, ignore_hits=0, 
         write_safetensors(os.path.join(OUT, f"loss_{name}_{reduction}.safetensors"), tensors)
 
 
-def pointwise_case(name, fn, x, target, **tensors):
+def pointwise_case(name, fn, x, target, reductions=REDUCTIONS, **tensors):
     """An element-wise loss fn(x, target, reduction=...) with extra tensor arguments, one file per
     reduction: its value and the input's gradient."""
-    for reduction in REDUCTIONS:
+    for reduction in reductions:
         xg = x.clone().requires_grad_(True)
         loss = fn(xg, target, reduction=reduction, **tensors)
         upstream, (dx,) = grads_of(loss, [xg])
@@ -107,6 +107,8 @@ def main():
     q[0, 1] = 0.0  # a zero target: xlogy's 0
     pointwise_case("kl_div", F.kl_div, logp, q)
     pointwise_case("kl_div_log_target", F.kl_div, logp, torch.log(q + 0.01), log_target=True)
+    pointwise_case("kl_div", F.kl_div, logp, q, reductions=("batchmean",))
+    pointwise_case("kl_div_log_target", F.kl_div, logp, torch.log(q + 0.01), reductions=("batchmean",), log_target=True)
 
 
 if __name__ == "__main__":

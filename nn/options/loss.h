@@ -11,7 +11,9 @@ namespace ember::nn {
 
 // How the per-element losses become the result: kept ([N, d1, ...]), summed, or averaged (for
 // nll_loss and cross_entropy: divided by the summed class weights of the non-ignored targets).
-enum class Reduction { None, Mean, Sum };
+// BatchMean (PyTorch's "batchmean", kl_div only; the others throw for it): the sum divided by
+// the batch size, input.size(0), which makes kl_div the KL divergence per sample.
+enum class Reduction { None, Mean, Sum, BatchMean };
 
 // PyTorch's F.nll_loss(input, target, weight, ignore_index=-100, reduction="mean"):
 // {.weight = w, .ignore_index = 0, .reduction = Reduction::Sum}.

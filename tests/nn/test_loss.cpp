@@ -32,7 +32,7 @@ F::Reduction reduction_of(double code) {
 }
 
 const char* reduction_name(F::Reduction r) {
-  return r == F::Reduction::None ? "none" : r == F::Reduction::Mean ? "mean" : "sum";
+  return r == F::Reduction::None ? "none" : r == F::Reduction::Mean ? "mean" : r == F::Reduction::Sum ? "sum" : "batchmean";
 }
 
 // Labels in [0, classes) of the given shape, every `every`-th one (if any) set to ignore_index.
@@ -275,6 +275,33 @@ TEST_CASE("l1, smooth_l1, huber, binary_cross_entropy (with logits) and kl_div m
       }
     }
   }
+}
+
+TEST_CASE("kl_div with reduction BatchMean matches PyTorch's batchmean; the other losses refuse it") {
+  for (const char* name : {"kl_div", "kl_div_log_target"}) {
+    auto f = fixture(std::string("loss_") + name + "_batchmean");
+    const bool log_target = std::string(name) == "kl_div_log_target";
+    for (ember::DType dtype : {ember::kFloat32, ember::kFloat64}) {
+      const std::string what = std::string(name) + " batchmean" + suffix(dtype);
+      Tensor x = leaf(f.at("input"), dtype);
+      Tensor loss = F::kl_div(x, f.at("target").to(dtype), F::Reduction::BatchMean, log_target);
+      require_close(loss.reshape({1}), f.at("loss"), what + " loss", tolerance(dtype));
+      loss.backward(f.at("upstream").to(dtype));
+      require_close(x.grad(), f.at("dinput"), what + " gradient", tolerance(dtype));
+    }
+  }
+  const Tensor probs = ember::add(ember::mul(ember::rand({3, 5}, {.dtype = ember::kFloat64}), 0.8), 0.1);
+  check_gradients("kl_div batchmean", [&](const std::vector<Tensor>& in) {
+    return F::kl_div(in[0], in[1], F::Reduction::BatchMean);
+  }, {ember::randn({3, 5}, {.dtype = ember::kFloat64}), probs});
+  Tensor x = ember::randn({4, 3});
+  const auto refused = Catch::Contains("reduction BatchMean (\"batchmean\") is only for kl_div");
+  CHECK_THROWS_WITH(F::l1_loss(x, x, F::Reduction::BatchMean), refused);
+  CHECK_THROWS_WITH(F::mse_loss(x, x, F::Reduction::BatchMean), Catch::Contains("mse_loss: reduction BatchMean"));
+  CHECK_THROWS_WITH(F::cross_entropy(x, labels({4}, 3), F::Reduction::BatchMean),
+                    Catch::Contains("cross_entropy: reduction BatchMean"));
+  CHECK_THROWS_WITH(F::nll_loss(x, labels({4}, 3), F::Reduction::BatchMean), Catch::Contains("nll_loss: reduction BatchMean"));
+  CHECK_THROWS_WITH(F::binary_cross_entropy(ember::rand({4, 3}), x, {.reduction = F::Reduction::BatchMean}), refused);
 }
 
 TEST_CASE("the composed element-wise losses' gradients match finite differences, input and target") {
