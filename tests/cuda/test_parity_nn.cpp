@@ -43,6 +43,7 @@ const char* reduction_name(F::Reduction r) {
     case F::Reduction::None: return "none";
     case F::Reduction::Mean: return "mean";
     case F::Reduction::Sum: return "sum";
+    case F::Reduction::BatchMean: return "batchmean";
   }
   return "?";
 }
