@@ -1,5 +1,5 @@
 // Philox4x32-10, the counter-based generator of Salmon et al. (SC'11), as used by cuRAND and PyTorch.
-// defines: ember::philox::uniform4, ember::philox::normal4, EMBER_HOST_DEVICE
+// defines: ember::philox::uniform4, ember::philox::normal4
 //
 // Note: the draw for element i of a tensor depends only on (seed, offset + i / 4), so the CPU and
 // the CUDA kernels produce the same numbers for the same seed whatever their threading.
@@ -8,11 +8,7 @@
 #include <cstdint>
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define EMBER_HOST_DEVICE __host__ __device__
-#else
-#define EMBER_HOST_DEVICE
-#endif
+#include "ember/common/host_device.h"
 
 namespace ember::philox {
 

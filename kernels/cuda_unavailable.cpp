@@ -20,7 +20,7 @@
 #include "ember/kernels/cuda/loss.h"
 #include "ember/kernels/cuda/pool.h"
 #include "ember/kernels/cuda/reduce.h"
-#include "ember/kernels/cuda/sgd.h"
+#include "ember/kernels/cuda/optimizer_step.h"
 
 namespace ember::kernels {
 
@@ -110,7 +110,7 @@ void extremum(bool, void*, int64_t*, const void*, int, const ReduceLoop&, void*,
   cuda_not_built("max");
 }
 
-// --- gemm.h, linear.h, loss.h, sgd.h ---
+// --- gemm.h, linear.h, loss.h, optimizer_step.h ---
 template <class T>
 void gemm(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, Stream) {
   cuda_not_built("matmul");
@@ -152,7 +152,13 @@ void mse_loss_backward(const T*, const T*, const T*, bool, double, T*, T*, int64
   cuda_not_built("mse_loss");
 }
 template <class T>
-void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cuda_not_built("SGD"); }
+void sgd_step(const OptimizerTensor<T>*, size_t, const SgdRule<T>&, Stream) { cuda_not_built("SGD"); }
+template <class T>
+void adam_step(const OptimizerTensor<T>*, size_t, const AdamRule<T>&, Stream) { cuda_not_built("Adam"); }
+template <class T>
+void rmsprop_step(const OptimizerTensor<T>*, size_t, const RmspropRule<T>&, Stream) { cuda_not_built("RMSprop"); }
+template <class T>
+void adagrad_step(const OptimizerTensor<T>*, size_t, const AdagradRule<T>&, Stream) { cuda_not_built("Adagrad"); }
 
 #define EMBER_INSTANTIATE(T)                                                                                    \
   template void relu_forward<T>(const T*, T*, int64_t, Stream);                                                 \
@@ -188,7 +194,10 @@ void sgd_update_multi(const SgdTensor<T>*, size_t, const SgdHyper&, Stream) { cu
                                           const ClassLossShape&, Stream);                                       \
   template void mse_loss_forward<T>(const T*, const T*, T*, int64_t, bool, double, Stream);                     \
   template void mse_loss_backward<T>(const T*, const T*, const T*, bool, double, T*, T*, int64_t, Stream);      \
-  template void sgd_update_multi<T>(const SgdTensor<T>*, size_t, const SgdHyper&, Stream);
+  template void sgd_step<T>(const OptimizerTensor<T>*, size_t, const SgdRule<T>&, Stream);                   \
+  template void adam_step<T>(const OptimizerTensor<T>*, size_t, const AdamRule<T>&, Stream);                 \
+  template void rmsprop_step<T>(const OptimizerTensor<T>*, size_t, const RmspropRule<T>&, Stream);           \
+  template void adagrad_step<T>(const OptimizerTensor<T>*, size_t, const AdagradRule<T>&, Stream);
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
 #undef EMBER_INSTANTIATE

@@ -1,15 +1,15 @@
-// sgd_update_multi against torch.optim.SGD's rule written out step by step in double.
+// cpu::sgd_step against torch.optim.SGD's rule written out step by step in double.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "ember/kernels/cpu/sgd.h"
+#include "ember/kernels/cpu/optimizer_step.h"
 
 namespace cpu = ember::kernels::cpu;
 
-TEMPLATE_TEST_CASE("sgd_update_multi follows torch.optim.SGD over several steps", "[sgd]", float, double) {
+TEMPLATE_TEST_CASE("cpu::sgd_step follows torch.optim.SGD over several steps", "[sgd]", float, double) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<double> dist(-1, 1);
   const double tol = std::is_same_v<TestType, float> ? 1e-6 : 1e-14;
@@ -24,10 +24,16 @@ TEMPLATE_TEST_CASE("sgd_update_multi follows torch.optim.SGD over several steps"
     for (int64_t i = 0; i < n; ++i) rp[i] = p[i] = TestType(dist(rng));
     for (int step = 0; step < 3; ++step) {
       for (int64_t i = 0; i < n; ++i) g[i] = TestType(dist(rng));
-      const ember::kernels::SgdHyper hyper{o.lr, o.momentum, o.dampening, o.wd, o.nesterov};
-      const ember::kernels::SgdTensor<TestType> t{p.data(), g.data(), o.momentum != 0 ? buf.data() : nullptr, n,
-                                                  step == 0};
-      cpu::sgd_update_multi<TestType>(&t, 1, hyper);
+      using T = TestType;
+      const ember::kernels::SgdRule<T> rule{T(o.lr), T(o.momentum), T(1 - o.dampening), T(o.wd), o.momentum != 0,
+                                            o.nesterov, false};
+      ember::kernels::OptimizerTensor<T> t;
+      t.param = p.data();
+      t.grad = g.data();
+      t.state[0] = o.momentum != 0 ? buf.data() : nullptr;
+      t.numel = n;
+      t.first_step = step == 0;
+      cpu::sgd_step<T>(&t, 1, rule);
       for (int64_t i = 0; i < n; ++i) {
         double d = double(g[i]) + o.wd * rp[i];
         if (o.momentum != 0) {
@@ -37,7 +43,7 @@ TEMPLATE_TEST_CASE("sgd_update_multi follows torch.optim.SGD over several steps"
         rp[i] -= o.lr * d;
         if (!(std::abs(double(p[i]) - rp[i]) <= tol * 4)) {
           CAPTURE(step, i, p[i], rp[i]);
-          FAIL("sgd_update_multi differs from torch.optim.SGD's rule");
+          FAIL("cpu::sgd_step differs from torch.optim.SGD's rule");
         }
       }
     }
