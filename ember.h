@@ -17,6 +17,7 @@
 #include "ember/nn/activation.h"    // defines: ember::nn::ReLU, Sigmoid, Tanh, GELU, SiLU, LeakyReLU, ELU, Hardswish
 #include "ember/nn/checkpoint.h"    // defines: ember::save, ember::load
 #include "ember/nn/container.h"     // defines: ember::nn::Identity, ModuleList, ModuleDict
+#include "ember/nn/clip_grad.h"     // defines: ember::nn::utils::clip_grad_norm_, clip_grad_value_
 #include "ember/nn/conv.h"          // defines: ember::nn::Conv2d, ConvTranspose2d and their options
 #include "ember/nn/dropout.h"       // defines: ember::nn::Dropout, Dropout2d
 #include "ember/nn/embedding.h"     // defines: ember::nn::Embedding, EmbeddingOptions
@@ -29,8 +30,11 @@
 #include "ember/nn/pooling.h"       // defines: ember::nn::MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d
 #include "ember/nn/sequential.h"    // defines: ember::nn::Sequential
 #include "ember/nn/softmax.h"       // defines: ember::nn::Softmax, LogSoftmax
-#include "ember/optim/sgd.h"        // defines: ember::optim::SGD
-#include "ember/optim/step_lr.h"    // defines: ember::optim::StepLR
+#include "ember/optim/adagrad.h"     // defines: ember::optim::Adagrad
+#include "ember/optim/adam.h"        // defines: ember::optim::Adam, AdamW
+#include "ember/optim/lr_scheduler.h" // defines: ember::optim::StepLR, CosineAnnealingLR, OneCycleLR, ...
+#include "ember/optim/rmsprop.h"     // defines: ember::optim::RMSprop
+#include "ember/optim/sgd.h"         // defines: ember::optim::SGD
 #include "ember/parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator
 #include "ember/parallel/data_parallel.h"     // defines: ember::parallel::DataParallel, DataParallelOptions
 #include "ember/parallel/distributed.h"       // defines: ember::parallel::init_distributed, Distributed

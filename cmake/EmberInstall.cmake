@@ -23,13 +23,14 @@ set(EMBER_PUBLIC_HEADERS
   core/storage.h core/tensor.h core/threading.h
   core/cuda/graph.h core/cuda/runtime.h
   # nn: modules, layers, functional ops, checkpoints
-  nn/activation.h nn/checkpoint.h nn/container.h nn/conv.h nn/dropout.h nn/embedding.h nn/expanding_array.h
+  nn/activation.h nn/checkpoint.h nn/clip_grad.h nn/container.h nn/conv.h nn/dropout.h nn/embedding.h nn/expanding_array.h
   nn/functional.h nn/init.h
   nn/linear.h nn/module.h nn/options/conv.h nn/options/pooling.h nn/pooling.h nn/sequential.h
   nn/loss.h nn/options/loss.h nn/softmax.h
   nn/normalization.h nn/options/normalization.h
   # optim
-  optim/optimizer.h optim/sgd.h optim/step_lr.h
+  optim/optimizer.h optim/param_group_optimizer.h optim/sgd.h optim/adam.h optim/rmsprop.h optim/adagrad.h
+  optim/lr_scheduler.h optim/step_lr.h
   # data: data sets, loader, sampler, MNIST
   data/dataloader.h data/dataset.h data/distributed_sampler.h data/mnist.h
   # parallel: DataParallel, communicators, multi-process setup

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "ember/optim/optimizer.h"
+#include "ember/optim/param_group_optimizer.h"
 
 namespace ember::optim {
 
@@ -14,42 +14,36 @@ struct SGDOptions {
   double dampening = 0.0;
   double weight_decay = 0.0;
   bool nesterov = false;
+  bool maximize = false;
 };
+// Throws ember::Error naming the option that torch.optim.SGD would reject.
+void check_options(const SGDOptions& options);
 
-struct SGDParamGroup {
-  std::vector<Tensor> params;
-  SGDOptions options;
-};
+using SGDParamGroup = ParamGroup<SGDOptions>;
 
-// The update, per parameter p with gradient g (torch.optim.SGD's rule):
-//   d = g + weight_decay·p;  if momentum: buf = (first step ? d : momentum·buf + (1 − dampening)·d),
+// The update, per parameter p with gradient g (torch.optim.SGD's rule, kernels/optimizer_step.h):
+//   d = ±g + weight_decay·p;  if momentum: buf = (first step ? d : momentum·buf + (1 − dampening)·d),
 //   d = nesterov ? d + momentum·buf : buf;  p −= lr·d.
-// One kernel call per CPU parameter; the CUDA parameters of a group are updated together, one
-// fused multi-tensor kernel per (device, dtype) (kernels/cuda/sgd.h). Momentum buffers live on
-// each parameter's device, and follow the parameter when the model was moved since the last
-// step. Throws ember::Error for a gradient whose shape, dtype or device differs.
-class SGD : public Optimizer {
+// One kernel call per (group, device, dtype): on a GPU one fused multi-tensor kernel. State:
+// "momentum_buffer" (with momentum).
+class SGD : public OptimizerBase<SGDOptions> {
  public:
-  SGD(std::vector<Tensor> params, SGDOptions options);
-  explicit SGD(std::vector<SGDParamGroup> groups);
+  SGD(std::vector<Tensor> params, SGDOptions options) : SGD(std::vector<SGDParamGroup>{{std::move(params), options}}) {}
+  explicit SGD(std::vector<SGDParamGroup> groups) : OptimizerBase("SGD", false, std::move(groups)) {}
 
-  void add_param_group(SGDParamGroup group);
-  const std::vector<SGDParamGroup>& param_groups() const { return groups_; }
+  // The momentum buffer of parameter `index` (in parameters() order); undefined before its first
+  // step, and in a group without momentum.
+  Tensor momentum_buffer(size_t index) const {
+    return groups_[group_of(index)].options.momentum != 0 ? state(index, "momentum_buffer") : Tensor();
+  }
 
-  void step() override;
-  std::map<std::string, Tensor> state_dict() const override;
-  void load_state_dict(const std::map<std::string, Tensor>& state) override;
-  void to(Device device) override;
-  std::vector<double> learning_rates() const override;
-  void set_learning_rates(const std::vector<double>& rates) override;
-  std::vector<Tensor> parameters() const override;
-
-  // The momentum buffer of parameter `index` (in parameters() order); undefined before its first step.
-  Tensor momentum_buffer(size_t index) const { return buffers_.at(index); }
-
- private:
-  std::vector<SGDParamGroup> groups_;
-  std::vector<Tensor> buffers_;  // one per parameter, in parameters() order
+ protected:
+  bool has_momentum() const override { return true; }
+  double group_momentum(size_t group) const override { return groups_[group].options.momentum; }
+  void set_group_momentum(size_t group, double momentum) override { groups_[group].options.momentum = momentum; }
+  std::array<std::string, kMaxStateBuffers> state_names(size_t group) const override;
+  Tensor initial_state(size_t group, size_t slot, const Tensor& param) const override;
+  void update(size_t group, std::vector<ParamUpdate>& bucket) override;
 };
 
 }  // namespace ember::optim

@@ -29,6 +29,12 @@ void ReplicatedOptimizer::set_learning_rates(const std::vector<double>& rates) {
   for (auto& r : replicas_) r->set_learning_rates(rates);
 }
 
+std::vector<double> ReplicatedOptimizer::momenta() const { return replicas_[0]->momenta(); }
+
+void ReplicatedOptimizer::set_momenta(const std::vector<double>& momenta) {
+  for (auto& r : replicas_) r->set_momenta(momenta);
+}
+
 std::vector<Tensor> ReplicatedOptimizer::parameters() const { return replicas_[0]->parameters(); }
 
 }  // namespace ember::parallel

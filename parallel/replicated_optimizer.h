@@ -30,6 +30,8 @@ class ReplicatedOptimizer final : public optim::Optimizer {
   void to(Device device) override;
   std::vector<double> learning_rates() const override;
   void set_learning_rates(const std::vector<double>& rates) override;
+  std::vector<double> momenta() const override;
+  void set_momenta(const std::vector<double>& momenta) override;
   std::vector<Tensor> parameters() const override;  // replica 0's
 
   size_t replicas() const { return replicas_.size(); }
