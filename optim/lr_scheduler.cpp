@@ -24,8 +24,8 @@ void LRScheduler::apply(int64_t epoch) {
 }
 
 void LRScheduler::step() {
+  apply(last_epoch_ + 1);  // a step that throws (past OneCycleLR's total_steps) leaves the epoch as it was
   ++last_epoch_;
-  apply(last_epoch_);
 }
 
 std::map<std::string, Tensor> LRScheduler::state_dict() const {

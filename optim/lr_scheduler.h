@@ -145,6 +145,8 @@ struct OneCycleLROptions {
 
 // Smith's one-cycle policy: up from max_lr/div_factor to max_lr over pct_start of total_steps,
 // then down to the final rate (PyTorch's phases, cos or linear annealing); one step() per batch.
+// The total_steps-th step() (after the last batch) leaves the final rate, where PyTorch
+// extrapolates past it; more steps throw.
 class OneCycleLR : public LRScheduler {
  public:
   // One max_lr for every group, or one per group.

@@ -1,4 +1,5 @@
 // OneCycleLR: torch.optim.lr_scheduler.OneCycleLR's phases and annealing, in closed form as PyTorch's.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -51,7 +52,9 @@ std::pair<const OneCycleLR::Phase*, double> OneCycleLR::phase_at(int64_t epoch) 
   for (size_t i = 0; i < phases_.size(); ++i) {
     const Phase& phase = phases_[i];
     if (step <= phase.end_step || i + 1 == phases_.size()) {
-      return {&phase, (step - start_step) / (phase.end_step - start_step)};
+      // Past the last phase's end (the total_steps-th step, after the last batch) the rate stays
+      // at the final one, where PyTorch extrapolates (to a negative rate under linear annealing).
+      return {&phase, std::min(1.0, (step - start_step) / (phase.end_step - start_step))};
     }
     start_step = phase.end_step;
   }
