@@ -2,7 +2,8 @@
 """Writes tests/fixtures/optim_*.safetensors and sched_*.safetensors with Debian's PyTorch:
 5 steps of torch.optim's Adam, AdamW, RMSprop and Adagrad for several option sets, over two
 parameter groups (the second at half the learning rate), in float64 and float32; and the
-learning rates (and momenta) that torch.optim.lr_scheduler's schedulers set, step by step.
+learning rates (and momenta) that torch.optim.lr_scheduler's schedulers set, step by step; and
+torch.nn.utils.clip_grad_norm_ / clip_grad_value_ over three gradients (clip_grad.safetensors).
 tests/optim/test_optimizers.cpp and test_schedulers.cpp replay the same cases in the same order.
 
   /usr/bin/python3 tests/gen_optim_fixtures.py
@@ -117,6 +118,31 @@ def scheduler_fixtures():
         write_safetensors(os.path.join(OUT, f"sched_{name}.safetensors"), tensors)
 
 
+def clip_fixtures():
+    """clip_grad_norm_ for several norm types and max norms over three gradients, and clip_grad_value_."""
+    torch.manual_seed(5)
+    grads = [torch.randn(4, 3, dtype=torch.float64) * 2, torch.randn(7, dtype=torch.float64),
+             torch.randn(2, 2, 2, dtype=torch.float64) * 0.1]
+    tensors = {f"grad{k}": g for k, g in enumerate(grads)}
+    for case, (max_norm, norm_type) in enumerate([(1.0, 2.0), (100.0, 2.0), (0.5, 1.0), (0.3, float("inf")),
+                                                   (2.0, 3.0)]):
+        params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+        for p, g in zip(params, grads):
+            p.grad = g.clone()
+        total = torch.nn.utils.clip_grad_norm_(params, max_norm, norm_type)
+        tensors[f"case{case}.total"] = total.reshape(1)
+        for k, p in enumerate(params):
+            tensors[f"case{case}.grad{k}"] = p.grad
+    params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads):
+        p.grad = g.clone()
+    torch.nn.utils.clip_grad_value_(params, 0.7)
+    for k, p in enumerate(params):
+        tensors[f"value.grad{k}"] = p.grad
+    write_safetensors(os.path.join(OUT, "clip_grad.safetensors"), tensors)
+
+
 if __name__ == "__main__":
     optimizer_fixtures()
     scheduler_fixtures()
+    clip_fixtures()
