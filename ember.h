@@ -35,6 +35,7 @@
 #include "ember/optim/lr_scheduler.h" // defines: ember::optim::StepLR, CosineAnnealingLR, OneCycleLR, ...
 #include "ember/optim/rmsprop.h"     // defines: ember::optim::RMSprop
 #include "ember/optim/sgd.h"         // defines: ember::optim::SGD
+#include "ember/optim/training_checkpoint.h" // defines: ember::optim::save_training_checkpoint, load_training_checkpoint
 #include "ember/parallel/cpu_communicator.h"  // defines: ember::parallel::CpuCommunicator
 #include "ember/parallel/data_parallel.h"     // defines: ember::parallel::DataParallel, DataParallelOptions
 #include "ember/parallel/distributed.h"       // defines: ember::parallel::init_distributed, Distributed
