@@ -146,6 +146,7 @@ void register_shape_cases(const Target& target);  // bench_ops_shape.cpp: cat
 void register_tensor_op_cases(const Target& target);
 void register_conv_groups_cases(const Target& target);  // bench_ops_conv_groups.cpp
 void register_network_cases();
+void register_resnet8_cases();  // bench_resnet8.cpp: ResNet-8's training step and inference
 // benchmarks/bench_ops_activation.cpp: sigmoid, tanh, gelu, silu, hardswish (called by register_op_cases).
 void register_activation_cases(const Target& target);
 // benchmarks/bench_ops_loss.cpp: softmax and cross_entropy with options (from register_op_cases).

@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
   ember::bench::register_ceiling_cases();
   ember::bench::register_op_cases();
   ember::bench::register_network_cases();
+  ember::bench::register_resnet8_cases();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

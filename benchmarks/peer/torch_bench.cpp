@@ -1,4 +1,4 @@
-// The libtorch peer of ember-bench: the tutorial network's training step and inference, SGEMM
+// The libtorch peer of ember-bench: the tutorial network's and ResNet-8's training step and inference, SGEMM
 // and the op cases, timed the way torch_bench.py times them, printed as JSON lines
 //   {"peer": "libtorch", "torch": ..., "name": ..., "threads": ..., "device": "cpu", "value": ..., "unit": ...}
 // Case names match ember-bench's "<op>/<case>" so scripts/bench.py can pair them.
@@ -30,6 +30,41 @@ struct NetImpl : torch::nn::Module {
   }
 };
 TORCH_MODULE(Net);
+
+// ember-fashion's ResNet-8 (examples/models/blocks.h), as a libtorch user writes it.
+struct BasicBlockImpl : torch::nn::Module {
+  torch::nn::Conv2d conv1, conv2;
+  torch::nn::BatchNorm2d bn1, bn2;
+  torch::nn::Sequential shortcut;
+  BasicBlockImpl(int64_t cin, int64_t cout, int64_t stride)
+      : conv1(torch::nn::Conv2dOptions(cin, cout, 3).stride(stride).padding(1).bias(false)),
+        conv2(torch::nn::Conv2dOptions(cout, cout, 3).padding(1).bias(false)),
+        bn1(cout),
+        bn2(cout) {
+    if (stride != 1 || cin != cout) {
+      shortcut->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(cin, cout, 1).stride(stride).bias(false)));
+      shortcut->push_back(torch::nn::BatchNorm2d(cout));
+    }
+    register_module("conv1", conv1);
+    register_module("bn1", bn1);
+    register_module("conv2", conv2);
+    register_module("bn2", bn2);
+    register_module("shortcut", shortcut);
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
+    out = bn2->forward(conv2->forward(out));
+    return torch::relu(out + (shortcut->is_empty() ? x : shortcut->forward(x)));
+  }
+};
+TORCH_MODULE(BasicBlock);
+
+torch::nn::Sequential resnet8() {
+  return torch::nn::Sequential(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 3).padding(1).bias(false)), torch::nn::BatchNorm2d(16),
+      torch::nn::ReLU(), BasicBlock(16, 16, 1), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2),
+      torch::nn::AdaptiveAvgPool2d(1), torch::nn::Flatten(), torch::nn::Linear(64, 10));
+}
 
 // Seconds per call: one warm-up call, then as many as fit in min_time.
 double timed(const std::function<void()>& fn, double min_time) {
@@ -103,6 +138,22 @@ int main(int argc, char** argv) {
     torch::NoGradGuard no_grad;
     torch::Tensor x = torch::randn({1000, 1, 28, 28});
     print("inference/1000", threads, 1000.0 / timed([&] { model->forward(x); }, min_time), "samples/s");
+  }
+  {
+    torch::nn::Sequential model = resnet8();
+    torch::optim::SGD opt(model->parameters(),
+                          torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(5e-4).nesterov(true));
+    torch::Tensor x = torch::randn({128, 1, 28, 28}), target = torch::randint(0, 10, {128});
+    const double s = timed([&] {
+      opt.zero_grad();
+      torch::nn::functional::cross_entropy(model->forward(x), target).backward();
+      opt.step();
+    }, min_time);
+    print("resnet8_train_step/128", threads, 128.0 / s, "samples/s");
+    model->eval();
+    torch::NoGradGuard no_grad;
+    torch::Tensor xi = torch::randn({1000, 1, 28, 28});
+    print("resnet8_inference/1000", threads, 1000.0 / timed([&] { model->forward(xi); }, min_time), "samples/s");
   }
   for (int64_t n : {1024}) {
     torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});

@@ -27,6 +27,29 @@ class Net(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+
+def resnet8():
+    """ember-fashion's network (examples/models/blocks.h): 77,754 parameters."""
+    return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+                         BasicBlock(16, 16), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+
 class Bench:
     def __init__(self, device, min_time):
         self.device, self.min_time = torch.device(device), min_time
@@ -83,6 +106,20 @@ def end_to_end(b):
     x = b.randn(1000, 1, 28, 28)
     with torch.no_grad():
         out["inference/1000"] = (1000 / b.timed(lambda: model(x)), "samples/s")
+    torch.manual_seed(0)
+    model = resnet8().to(b.device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    x, target = b.randn(128, 1, 28, 28), torch.randint(0, 10, (128,), device=b.device)
+
+    def resnet8_step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), target).backward()
+        opt.step()
+    out["resnet8_train_step/128"] = (128 / b.timed(resnet8_step), "samples/s")
+    model.eval()
+    x = b.randn(1000, 1, 28, 28)
+    with torch.no_grad():
+        out["resnet8_inference/1000"] = (1000 / b.timed(lambda: model(x)), "samples/s")
     for n in (1024, 4096) if b.device.type == "cuda" else (1024,):
         a, c = b.randn(n, n), b.randn(n, n)
         out[f"sgemm/{n}"] = (2 * n ** 3 / b.timed(lambda: a @ c) * 1e-9, "GFLOP/s")
