@@ -2,7 +2,7 @@
 // generator and the run's counters in one safetensors file, written atomically.
 // defines: ember::optim::TrainingProgress, save_training_checkpoint, load_training_checkpoint
 //
-// Layout (documented in docs/checkpoints.md): "model.<name>" (module.state_dict()),
+// Layout (documented in docs/training.md): "model.<name>" (module.state_dict()),
 // "optim.<key>" (optimizer.state_dict()), "scheduler.<key>" (scheduler->state_dict(), when there
 // is one), "rng.seed" and "rng.offset" (the default generator: dropout and random init draw from
 // it), "meta.epoch" and "meta.step", and "extra.<name>" for whatever else the caller keeps;

@@ -185,18 +185,16 @@ TestResult evaluate(nn::Module& model, ember::parallel::DataParallel* dp, bool d
 
 // The optimizer of --optimizer, one per replica under DataParallel.
 std::unique_ptr<optim::Optimizer> make_optimizer(const Flags& flags, nn::Module& model, parallel::DataParallel* dp) {
-  if (flags.optimizer == "adamw") {
-    const optim::AdamWOptions adamw{.lr = flags.lr, .weight_decay = flags.weight_decay};
-    if (dp) return std::make_unique<parallel::ReplicatedOptimizer>(dp->make_optimizer(
-                [adamw](std::vector<Tensor> params) -> std::unique_ptr<optim::Optimizer> {
-                  return std::make_unique<optim::AdamW>(std::move(params), adamw);
-                }));
-    return std::make_unique<optim::AdamW>(model.parameters(), adamw);
-  }
-  const optim::SGDOptions sgd{.lr = flags.lr, .momentum = flags.momentum, .weight_decay = flags.weight_decay,
-                              .nesterov = flags.nesterov};
-  if (dp) return std::make_unique<parallel::ReplicatedOptimizer>(dp->make_optimizer<optim::SGD>(sgd));
-  return std::make_unique<optim::SGD>(model.parameters(), sgd);
+  const bool adamw = flags.optimizer == "adamw";
+  const optim::AdamWOptions adamw_options{.lr = flags.lr, .weight_decay = flags.weight_decay};
+  const optim::SGDOptions sgd_options{.lr = flags.lr, .momentum = flags.momentum, .weight_decay = flags.weight_decay,
+                                      .nesterov = flags.nesterov};
+  auto make = [=](std::vector<Tensor> params) -> std::unique_ptr<optim::Optimizer> {
+    if (adamw) return std::make_unique<optim::AdamW>(std::move(params), adamw_options);
+    return std::make_unique<optim::SGD>(std::move(params), sgd_options);
+  };
+  if (dp) return std::make_unique<parallel::ReplicatedOptimizer>(dp->make_optimizer(make));
+  return make(model.parameters());
 }
 
 int run(const Flags& flags, const Recipe& recipe) {
