@@ -12,7 +12,7 @@ if [[ ! -f $data/train-images-idx3-ubyte.gz && ! -f $data/train-images-idx3-ubyt
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-common=(--data "$data" --limit-train 256 --limit-test 128 --batch-size 32 --epochs 2 --threads 1 --seed 3)
+common=(--data "$data" --limit-train 128 --limit-test 64 --batch-size 32 --epochs 2 --threads 1 --seed 3)
 for optimizer in sgd adamw; do
   "$binary" "${common[@]}" --optimizer "$optimizer" --save "$work/whole.ckpt" > "$work/whole.out"
   "$binary" "${common[@]}" --optimizer "$optimizer" --save "$work/parts.ckpt" --stop-after 1 > "$work/first.out"
