@@ -30,7 +30,7 @@ set(EMBER_PUBLIC_HEADERS
   nn/normalization.h nn/options/normalization.h
   # optim
   optim/optimizer.h optim/param_group_optimizer.h optim/sgd.h optim/adam.h optim/rmsprop.h optim/adagrad.h
-  optim/lr_scheduler.h optim/step_lr.h optim/training_checkpoint.h
+  optim/lr_scheduler.h optim/training_checkpoint.h
   # data: data sets, loader, sampler, MNIST
   data/dataloader.h data/dataset.h data/distributed_sampler.h data/mnist.h
   # parallel: DataParallel, communicators, multi-process setup

@@ -7,7 +7,7 @@
 #include "ember/nn/checkpoint.h"
 #include "ember/nn/linear.h"
 #include "ember/optim/sgd.h"
-#include "ember/optim/step_lr.h"
+#include "ember/optim/lr_scheduler.h"
 
 using ember::Tensor;
 using ember::optim::SGD;
