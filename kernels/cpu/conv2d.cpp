@@ -323,19 +323,24 @@ int64_t conv2d_forward_workspace(const Conv2dShape& s) {
   // The size is the same for float and double: double never takes the direct path, and the
   // larger of the two sizes serves both.
   const int64_t gemm_path = int64_t(get_num_threads()) * group_elements(s);
-  return direct_forward_applies(s) ? std::max(gemm_path, direct_forward_workspace(s)) : gemm_path;
+  if (direct_forward_applies(s)) return std::max(gemm_path, direct_forward_workspace(s));
+  if (direct_padded_applies(s)) return std::max(gemm_path, direct_padded_forward_workspace(s));
+  return gemm_path;
 }
 
 int64_t conv2d_backward_input_workspace(const Conv2dShape& s) {
   if (s.depthwise()) return 0;
-  return int64_t(get_num_threads()) * group_elements(s);
+  const int64_t gemm_path = int64_t(get_num_threads()) * group_elements(s);
+  return direct_input_grad_applies(s) ? std::max(gemm_path, direct_input_grad_workspace(s))
+                                      : gemm_path;
 }
 
 int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
   if (s.depthwise()) return 0;
   const int64_t gemm_path = int64_t(get_num_threads()) * (group_elements(s) + s.out_channels * crs(s));
-  return direct_weight_grad_applies(s) ? std::max(gemm_path, direct_weight_grad_workspace(s))
-                                       : gemm_path;
+  if (direct_weight_grad_applies(s)) return std::max(gemm_path, direct_weight_grad_workspace(s));
+  if (direct_padded_applies(s)) return std::max(gemm_path, direct_padded_weight_grad_workspace(s));
+  return gemm_path;
 }
 
 template <class T>
@@ -348,6 +353,10 @@ void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const C
   if constexpr (std::is_same_v<T, float>) {
     if (direct_forward_applies(s)) {
       direct_forward(x, w, bias_or_null, y, s, workspace);
+      return;
+    }
+    if (direct_padded_applies(s)) {
+      direct_padded_forward(x, w, bias_or_null, y, s, workspace);
       return;
     }
   }
@@ -371,6 +380,12 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
     depthwise_backward_input(dy, w, dx, s);
     return;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_input_grad_applies(s)) {
+      direct_input_grad(dy, w, dx, s, workspace);
+      return;
+    }
+  }
   const int threads = image_threads(s);
   if (threads == 1) {
     backward_input_images(dy, w, dx, s, 0, s.batch, workspace);
@@ -393,6 +408,8 @@ void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
   } else if constexpr (std::is_same_v<T, float>) {
     if (direct_weight_grad_applies(s)) {
       direct_weight_grad(dy, x, dw, s, workspace);
+    } else if (direct_padded_applies(s)) {
+      direct_padded_weight_grad(dy, x, dw, s, workspace);
     } else {
       weight_grad_gemm_path(dy, x, dw, s, workspace);
     }

@@ -1,11 +1,14 @@
-// The direct (no im2col) float32 convolution passes for stride 1, no padding, no dilation: the
-// tutorial's conv1 and conv2. Internal to kernels/cpu: conv2d_forward and conv2d_backward_weight
-// dispatch here. Both work on the input-width grid (Note [the input-width grid] in
+// The direct (no im2col) float32 convolution passes for stride 1 and no dilation: the tutorial's
+// conv1 and conv2 (no padding), and padded ones such as ResNet's 3x3 convs on a zero-bordered copy
+// of their input (conv2d_direct_padded.cpp). Internal to kernels/cpu: conv2d.cpp dispatches here. Both work on the input-width grid (Note [the input-width grid] in
 // conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads x[p + r * in_w + q].
 // defines: ember::kernels::cpu::DirectIsa, direct_isa, direct_grid_len, direct_grid_ld,
 //          direct_lanes16, direct_blocks, direct_block_start,
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
-//          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad
+//          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
+//          direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
+//          direct_padded_weight_grad(_workspace), direct_input_grad_applies,
+//          direct_input_grad(_workspace)
 #pragma once
 
 #include <immintrin.h>
@@ -62,5 +65,25 @@ int64_t direct_weight_grad_workspace(const Conv2dShape& s);
 // one task over images, then positions, in a fixed order).
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                         float* workspace);
+
+// Padded stride-1 convs on the kernels above (Note [padded direct convolutions] in
+// conv2d_direct_padded.cpp). direct_padded_shape(s) is s on its input with the zero border
+// included (pad 0). direct_padded_applies(s): s has padding, and direct_forward_applies to its
+// padded shape. direct_input_grad_applies(s): also pad <= kernel - 1 in both dimensions.
+// Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
+// and the same guarantees as direct_forward / direct_weight_grad hold: bit-for-bit the same for
+// every thread count. direct_input_grad overwrites dx.
+Conv2dShape direct_padded_shape(const Conv2dShape& s);
+bool direct_padded_applies(const Conv2dShape& s);
+bool direct_input_grad_applies(const Conv2dShape& s);
+int64_t direct_padded_forward_workspace(const Conv2dShape& s);
+void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
+                           const Conv2dShape& s, float* workspace);
+int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s);
+void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+                               float* workspace);
+int64_t direct_input_grad_workspace(const Conv2dShape& s);
+void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
+                       float* workspace);
 
 }  // namespace ember::kernels::cpu

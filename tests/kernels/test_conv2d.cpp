@@ -118,8 +118,8 @@ std::vector<Conv2dShape> shapes() {
   return out;
 }
 
-// Stride 1, no padding, no dilation: the direct float forward (grid positions (OH - 1) * W + OW
-// in vectors of 16 or 8, blocks of at most 10 output channels).
+// Stride 1, no dilation: the direct float kernels (grid positions (OH - 1) * W + OW in vectors
+// of 16 or 8, blocks of at most 10 output channels), padded shapes on a zero-bordered copy.
 std::vector<Conv2dShape> direct_shapes() {
   std::vector<Conv2dShape> out;
   //              batch C  H   W  K  R  S
@@ -132,6 +132,14 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({2, 3, 7, 1, 4, 1, 1});       // W 1: every grid position is valid
   out.push_back({1, 4, 3, 33, 31, 3, 1});     // one output row of 33, K 31 (8 + 8 + 8 + 7)
   out.push_back({5, 2, 4, 9, 3, 2, 9});       // kernel as wide as the input: OW 1
+  // Padded: the direct kernels on a zero-bordered copy (conv2d_direct_padded.cpp).
+  //              batch C  H   W  K  R  S  sh sw ph pw
+  out.push_back({2, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1});  // ResNet-8's first block
+  out.push_back({3, 5, 9, 21, 7, 3, 3, 1, 1, 1, 1});     // OW 21, K 7
+  out.push_back({2, 3, 7, 8, 4, 3, 5, 1, 1, 2, 1});      // pad_h = R - 1, pad_w < S - 1
+  out.push_back({2, 2, 6, 9, 3, 3, 3, 1, 1, 0, 2});      // padding in one dimension only
+  out.push_back({2, 2, 5, 5, 3, 3, 3, 1, 1, 3, 0});      // pad_h > R - 1: dx takes im2col
+  out.push_back({1, 12, 1, 1, 11, 1, 1, 1, 1, 1, 1});    // a 1x1 image padded to 3x3
   return out;
 }
 
@@ -172,7 +180,7 @@ TEST_CASE("conv2d backward_weight is bit-for-bit reproducible for a fixed thread
   CHECK(db1 == db2);
 }
 
-TEST_CASE("conv2d forward with stride 1 and no padding matches the naive convolution on edge shapes",
+TEST_CASE("conv2d with stride 1 (the direct kernels) matches the naive convolution on edge shapes",
           "[conv2d]") {
   std::mt19937 rng(17);
   const int saved = cpu::get_num_threads();
@@ -188,30 +196,40 @@ TEST_CASE("conv2d forward with stride 1 and no padding matches the naive convolu
   cpu::set_num_threads(saved);
 }
 
-TEST_CASE("conv2d forward and backward_weight with stride 1 and no padding give the same bits for "
-          "every thread count",
-          "[conv2d]") {
-  const Conv2dShape s{7, 10, 12, 12, 20, 5, 5};
-  // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) the weight gradient takes the
-  // im2col path, deterministic only for a fixed thread count (checked above).
-  const bool direct_weight = cpu::direct_weight_grad_applies(s);
-  std::mt19937 rng(23);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> x(s.batch * 10 * 144), w(20 * 250), b(20), dy(s.batch * 20 * 64);
-  for (auto* v : {&x, &w, &b, &dy})
-    for (auto& e : *v) e = dist(rng);
-  const int saved = cpu::get_num_threads();
-  std::vector<float> y1, dw1;
-  for (int threads : {1, 2, 3}) {
-    cpu::set_num_threads(threads);
-    std::vector<float> ws(std::max(cpu::conv2d_forward_workspace(s), cpu::conv2d_backward_weight_workspace(s)));
-    std::vector<float> y(s.batch * 20 * 64, NAN), dw(20 * 250, NAN);
-    cpu::conv2d_forward<float>(x.data(), w.data(), b.data(), y.data(), s, ws.data());
-    cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw.data(), nullptr, s, ws.data());
-    if (y1.empty()) y1 = y, dw1 = dw;
-    CAPTURE(threads);
-    CHECK(y == y1);
-    if (direct_weight) CHECK(dw == dw1);
+TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[conv2d]") {
+  // Unpadded (the tutorial's conv2: forward and weight gradient direct) and padded (ResNet's 3x3:
+  // all three direct, dx as a conv of the padded dy).
+  for (const Conv2dShape s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
+                              Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1}}) {
+    CAPTURE(s.in_channels, s.pad_h);
+    // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) these take the im2col path,
+    // deterministic only for a fixed thread count (checked above).
+    const bool direct_weight = cpu::direct_weight_grad_applies(s) || cpu::direct_padded_applies(s);
+    const bool direct_input = cpu::direct_input_grad_applies(s);
+    const int64_t K = s.out_channels, P = s.out_h() * s.out_w();
+    const int64_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
+    const int64_t w_size = K * s.in_channels * s.kernel_h * s.kernel_w;
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> x(x_size), w(w_size), b(K), dy(s.batch * K * P);
+    for (auto* v : {&x, &w, &b, &dy})
+      for (auto& e : *v) e = dist(rng);
+    const int saved = cpu::get_num_threads();
+    std::vector<float> y1, dw1, dx1;
+    for (int threads : {1, 2, 3}) {
+      cpu::set_num_threads(threads);
+      std::vector<float> ws(std::max({cpu::conv2d_forward_workspace(s), cpu::conv2d_backward_weight_workspace(s),
+                                      cpu::conv2d_backward_input_workspace(s)}));
+      std::vector<float> y(dy.size(), NAN), dw(w_size, NAN), dx(x_size, NAN);
+      cpu::conv2d_forward<float>(x.data(), w.data(), b.data(), y.data(), s, ws.data());
+      cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw.data(), nullptr, s, ws.data());
+      cpu::conv2d_backward_input<float>(dy.data(), w.data(), dx.data(), s, ws.data());
+      if (y1.empty()) y1 = y, dw1 = dw, dx1 = dx;
+      CAPTURE(threads);
+      CHECK(y == y1);
+      if (direct_weight) CHECK(dw == dw1);
+      if (direct_input) CHECK(dx == dx1);
+    }
+    cpu::set_num_threads(saved);
   }
-  cpu::set_num_threads(saved);
 }

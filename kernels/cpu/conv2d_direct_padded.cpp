@@ -1,0 +1,132 @@
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ember/kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// Note [padded direct convolutions]. The direct kernels (conv2d_direct.cpp,
+// conv2d_direct_weight.cpp) read their input on the input-width grid, which has no room for
+// padding. A padded stride-1 conv is the unpadded conv of the input copied into a zero border:
+// forward and weight gradient run them on x padded by (pad_h, pad_w). The input gradient of a
+// stride-1 conv is itself a stride-1 conv (a "full" correlation): dx = conv(dy padded by
+// (R - 1 - pad_h, Q - 1 - pad_w), w'), w'[c, k, r, q] = w[k, c, R - 1 - r, Q - 1 - q], with the
+// roles of the channels swapped. The copies cost one pass over x (or dy); the im2col + gemm path
+// they replace wrote and re-packed R * Q copies of it (ResNet-8's 3x3 convs: 45 % of the
+// training step was im2col, gemm packing and memcpy).
+
+// The conv that computes dx of s on dy padded by (R - 1 - pad): channels swapped, no padding.
+Conv2dShape input_grad_shape(const Conv2dShape& s) {
+  Conv2dShape g = s;
+  g.in_channels = s.out_channels;
+  g.out_channels = s.in_channels;
+  g.in_h = s.out_h() + 2 * (s.kernel_h - 1 - s.pad_h);
+  g.in_w = s.out_w() + 2 * (s.kernel_w - 1 - s.pad_w);
+  g.pad_h = g.pad_w = 0;
+  return g;
+}
+
+// planes images of [H, W] (src) into [H + 2 * ph, W + 2 * pw] (dst) with a zero border.
+// Threaded over planes when called outside a parallel region.
+void pad_planes(const float* src, float* dst, int64_t planes, int64_t H, int64_t W, int64_t ph,
+                int64_t pw) {
+  const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
+  auto one = [&](int64_t i) {
+    const float* from = src + i * H * W;
+    float* to = dst + i * PH * PW;
+    std::fill(to, to + ph * PW, 0.0f);
+    for (int64_t h = 0; h < H; ++h) {
+      float* row = to + (ph + h) * PW;
+      std::fill(row, row + pw, 0.0f);
+      std::memcpy(row + pw, from + h * W, static_cast<size_t>(W) * sizeof(float));
+      std::fill(row + pw + W, row + PW, 0.0f);
+    }
+    std::fill(to + (ph + H) * PW, to + PH * PW, 0.0f);
+  };
+  const int nt = get_num_threads();
+  if (nt == 1 || omp_in_parallel() || planes < nt) {
+    for (int64_t i = 0; i < planes; ++i) one(i);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t i = 0; i < planes; ++i) one(i);
+}
+
+int64_t padded_x_floats(const Conv2dShape& s) {
+  const Conv2dShape p = direct_padded_shape(s);
+  return p.batch * p.in_channels * p.in_h * p.in_w;
+}
+
+// Rounded up to a cache line, so the direct kernels' workspace after it stays aligned.
+int64_t aligned(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+}  // namespace
+
+Conv2dShape direct_padded_shape(const Conv2dShape& s) {
+  Conv2dShape p = s;
+  p.in_h = s.in_h + 2 * s.pad_h;
+  p.in_w = s.in_w + 2 * s.pad_w;
+  p.pad_h = p.pad_w = 0;
+  return p;
+}
+
+bool direct_padded_applies(const Conv2dShape& s) {
+  return (s.pad_h > 0 || s.pad_w > 0) && direct_forward_applies(direct_padded_shape(s));
+}
+
+bool direct_input_grad_applies(const Conv2dShape& s) {
+  return direct_padded_applies(s) && s.pad_h <= s.kernel_h - 1 && s.pad_w <= s.kernel_w - 1;
+}
+
+int64_t direct_padded_forward_workspace(const Conv2dShape& s) {
+  return aligned(padded_x_floats(s)) + direct_forward_workspace(direct_padded_shape(s));
+}
+
+void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
+                           const Conv2dShape& s, float* workspace) {
+  const Conv2dShape p = direct_padded_shape(s);
+  pad_planes(x, workspace, s.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
+  direct_forward(workspace, w, bias_or_null, y, p, workspace + aligned(padded_x_floats(s)));
+}
+
+int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s) {
+  return aligned(padded_x_floats(s)) + direct_weight_grad_workspace(direct_padded_shape(s));
+}
+
+void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+                               float* workspace) {
+  const Conv2dShape p = direct_padded_shape(s);
+  pad_planes(x, workspace, s.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
+  direct_weight_grad(dy, workspace, dw, p, workspace + aligned(padded_x_floats(s)));
+}
+
+int64_t direct_input_grad_workspace(const Conv2dShape& s) {
+  const Conv2dShape g = input_grad_shape(s);
+  const int64_t weights = s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
+  return aligned(g.batch * g.in_channels * g.in_h * g.in_w) + aligned(weights) +
+         direct_forward_workspace(g);
+}
+
+void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
+                       float* workspace) {
+  const Conv2dShape g = input_grad_shape(s);
+  const int64_t K = s.out_channels, C = s.in_channels, R = s.kernel_h, Q = s.kernel_w;
+  float* dy_padded = workspace;
+  float* flipped = dy_padded + aligned(g.batch * g.in_channels * g.in_h * g.in_w);
+  pad_planes(dy, dy_padded, s.batch * K, s.out_h(), s.out_w(), R - 1 - s.pad_h, Q - 1 - s.pad_w);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float* from = w + (k * C + c) * R * Q;
+      float* to = flipped + (c * K + k) * R * Q;
+      for (int64_t t = 0; t < R * Q; ++t) to[t] = from[R * Q - 1 - t];
+    }
+  }
+  direct_forward(dy_padded, flipped, nullptr, dx, g, flipped + aligned(K * C * R * Q));
+}
+
+}  // namespace ember::kernels::cpu
