@@ -46,11 +46,13 @@ TileLimits tile_limits() {
   return direct_isa() == DirectIsa::avx512 ? TileLimits{kMaxChannels, kMaxTaps, 16}
                                            : TileLimits{kAvx2Channels, kAvx2Taps, 8};
 }
-// Floats of dyg + x a group of images may use: 128 KB, in L2. Measured against 32 KB (the group
-// in L1: conv2 took 2 images a group) and the whole batch: 20-30 % faster than either on conv2, the
-// same on conv1 (one or four images); the accumulators' loads and stores and the calls are paid
-// once a group.
-constexpr int64_t kGroupBudget = 32768;
+// Floats of dyg + x a group of images may use: 256 KB, in L2. 128 KB was measured against 32 KB
+// (the group in L1: conv2 took 2 images a group) and the whole batch: 20-30 % faster than either
+// on the tutorial's conv2, the same on conv1 (one or four images); the accumulators' loads and
+// stores and the calls are paid once a group. 256 KB then gave ResNet-8's 64-channel 7x7 conv
+// (6 images a group instead of 3) 25-35 % and its 16- and 32-channel convs 5-10 %, the tutorial's
+// the same.
+constexpr int64_t kGroupBudget = 65536;
 
 
 struct Tasks {
@@ -130,9 +132,14 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dy
       EMBER_TAPS(EMBER_X)
 #undef EMBER_X
       // Channel j's dyg vector is loaded in the first tap's FMA of row j and reused by the rest.
+      // The empty asm pins it in a register: GCC otherwise folds the load into every FMA of the
+      // row (KB * TB loads instead of KB), which made this loop load-bound at half its speed.
 #define EMBER_FMA(j, t)                                                                        \
   if constexpr (KB > j && TB > t) {                                                             \
-    if constexpr (t == 0) dy##j = _mm512_loadu_ps(d + j * ld + p);                              \
+    if constexpr (t == 0) {                                                                     \
+      dy##j = _mm512_loadu_ps(d + j * ld + p);                                                  \
+      asm("" : "+v"(dy##j));                                                                    \
+    }                                                                                           \
     a##j##_##t = _mm512_fmadd_ps(dy##j, x##t, a##j##_##t);                                      \
   }
       __m512 dy0 = _mm512_setzero_ps(), dy1 = dy0, dy2 = dy0, dy3 = dy0, dy4 = dy0;
@@ -178,7 +185,10 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* dyg, int64_t dyg
 #undef EMBER_X
 #define EMBER_FMA(j, t)                                                                        \
   if constexpr (KB > j && TB > t) {                                                             \
-    if constexpr (t == 0) dy##j = _mm256_loadu_ps(d + j * ld + p);                              \
+    if constexpr (t == 0) {                                                                     \
+      dy##j = _mm256_loadu_ps(d + j * ld + p);                                                  \
+      asm("" : "+v"(dy##j));                                                                    \
+    }                                                                                           \
     a##j##_##t = _mm256_fmadd_ps(dy##j, x##t, a##j##_##t);                                      \
   }
       __m256 dy0 = _mm256_setzero_ps(), dy1 = dy0, dy2 = dy0;
