@@ -58,9 +58,52 @@ int image_threads(const Conv2dShape& s) {
   return (nt > 1 && s.batch >= nt && !omp_in_parallel()) ? nt : 1;
 }
 
+// Stride-2 rows (ResNet's downsampling convs) on AVX-512: the scalar loops below were half of
+// those convs' forward and input gradient. Both move the same values as the scalar loops, in the
+// same order: the results are bit-for-bit the same.
+
+// dst[i] = src[2 * i] for i < n: two loads, one permute, one store per 16 outputs. Masked loads
+// read no further than src[2 * (n - 1)].
+__attribute__((target("avx512f"))) void copy_every_second_avx512(const float* src, float* dst,
+                                                                  int64_t n) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t needed = 2 * (n - i) - 1;  // source floats from src + 2 * i on
+    const __m512 a = _mm512_maskz_loadu_ps(direct_lanes16(needed), src + 2 * i);
+    const __m512 b = needed > 16 ? _mm512_maskz_loadu_ps(direct_lanes16(needed - 16), src + 2 * i + 16)
+                                 : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(dst + i, direct_lanes16(n - i), _mm512_permutex2var_ps(a, even, b));
+  }
+}
+
+// dst[2 * i] += src[i] for i < n; the odd elements between are neither read nor written.
+__attribute__((target("avx512f"))) void add_every_second_avx512(const float* src, float* dst,
+                                                                 int64_t n) {
+  const __m512i low = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i high = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+  // The even lanes of the first `values` pairs of a 16-float window.
+  const auto even_lanes = [](int64_t values) {
+    return __mmask16(0x5555 & direct_lanes16(2 * std::min<int64_t>(values, 8) - 1));
+  };
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = n - i;
+    const __m512 v = _mm512_maskz_loadu_ps(direct_lanes16(left), src + i);
+    const __mmask16 m0 = even_lanes(left);
+    float* d0 = dst + 2 * i;
+    _mm512_mask_storeu_ps(d0, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, d0), _mm512_permutexvar_ps(low, v)));
+    if (left > 8) {
+      const __mmask16 m1 = even_lanes(left - 8);
+      float* d1 = d0 + 16;
+      _mm512_mask_storeu_ps(d1, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, d1), _mm512_permutexvar_ps(high, v)));
+    }
+  }
+}
+
 // col[row * ld + p], p in [0, OH*OW): the im2col of one image, rows (c, r, q) in that order.
 template <class T>
 void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
+  [[maybe_unused]] const bool every_second = std::is_same_v<T, float> && s.stride_w == 2 &&
+                                             direct_isa() == DirectIsa::avx512;
   const int64_t OH = s.out_h(), OW = s.out_w();
   for (int64_t c = 0; c < s.in_channels; ++c) {
     const T* plane_x = x + c * s.in_h * s.in_w;
@@ -83,6 +126,12 @@ void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
           std::fill(o, o + ow_lo, T(0));
           if (s.stride_w == 1) {
             std::memcpy(o + ow_lo, row + ow_lo + dw, static_cast<size_t>(ow_hi - ow_lo) * sizeof(T));
+          } else if constexpr (std::is_same_v<T, float>) {
+            if (every_second && ow_hi > ow_lo) {
+              copy_every_second_avx512(row + 2 * ow_lo + dw, o + ow_lo, ow_hi - ow_lo);
+            } else {
+              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) o[ow] = row[ow * s.stride_w + dw];
+            }
           } else {
             for (int64_t ow = ow_lo; ow < ow_hi; ++ow) o[ow] = row[ow * s.stride_w + dw];
           }
@@ -97,6 +146,8 @@ void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
 template <class T>
 void col2im(const T* col, int64_t ld, T* dx, const Conv2dShape& s) {
   const int64_t OH = s.out_h(), OW = s.out_w();
+  [[maybe_unused]] const bool every_second = std::is_same_v<T, float> && s.stride_w == 2 &&
+                                             direct_isa() == DirectIsa::avx512;
   std::fill(dx, dx + s.in_channels * s.in_h * s.in_w, T(0));
   for (int64_t c = 0; c < s.in_channels; ++c) {
     T* plane_dx = dx + c * s.in_h * s.in_w;
@@ -115,6 +166,12 @@ void col2im(const T* col, int64_t ld, T* dx, const Conv2dShape& s) {
           if (s.stride_w == 1) {
             T* dst = row + dw;
             for (int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] += i[ow];
+          } else if constexpr (std::is_same_v<T, float>) {
+            if (every_second && ow_hi > ow_lo) {
+              add_every_second_avx512(i + ow_lo, row + 2 * ow_lo + dw, ow_hi - ow_lo);
+            } else {
+              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) row[ow * s.stride_w + dw] += i[ow];
+            }
           } else {
             for (int64_t ow = ow_lo; ow < ow_hi; ++ow) row[ow * s.stride_w + dw] += i[ow];
           }

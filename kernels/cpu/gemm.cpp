@@ -320,6 +320,23 @@ void pack_a(bool trans, const float* A, int64_t lda, int64_t i0, int64_t mc, int
   }
 }
 
+// One full 32-wide sliver of transposed B on AVX-512 (the rows of B are the sliver's columns):
+// the 32 values of each k in two gathers and two stores, as pack_a_sliver_avx512 does for A.
+// The scalar copy below was a third of a conv weight gradient (dy * col^T). Requires
+// 31 * ldb < 2^31.
+__attribute__((target("avx512f"))) void pack_b_sliver_trans_avx512(const float* src, int64_t ldb,
+                                                                    int64_t kc, float* dst) {
+  static_assert(kAvx512NR == 32, "two gathers per k");
+  const __m512i rows = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(int(ldb)));
+  const float* upper = src + 16 * ldb;
+  for (int64_t k = 0; k < kc; ++k) {
+    _mm512_storeu_ps(dst + k * 32, _mm512_i32gather_ps(rows, src + k, 4));
+    _mm512_storeu_ps(dst + k * 32 + 16, _mm512_i32gather_ps(rows, upper + k, 4));
+  }
+}
+
 // op(B)[p0 .. p0+kc, j0 .. j0+nc] into NR-wide slivers, each k-major (b[k * NR + j]), zero-padded.
 void pack_b(bool trans, const float* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
             int64_t NR, float* dst) {
@@ -340,8 +357,15 @@ void pack_b(bool trans, const float* B, int64_t ldb, int64_t p0, int64_t kc, int
     }
     return;
   }
+  // NR == kAvx512NR: the AVX-512 micro-kernel runs, so this CPU has AVX-512.
+  const bool gather = NR == kAvx512NR && ldb < (int64_t(1) << 31) / kAvx512NR;
   for (int64_t js = 0; js < nc; js += NR) {
     const int64_t nr = std::min(NR, nc - js);
+    if (gather && nr == NR) {
+      pack_b_sliver_trans_avx512(B + (j0 + js) * ldb + p0, ldb, kc, dst);
+      dst += NR * kc;
+      continue;
+    }
     for (int64_t j = 0; j < nr; ++j) {
       const float* src = B + (j0 + js + j) * ldb + p0;
       for (int64_t k = 0; k < kc; ++k) dst[k * NR + j] = src[k];

@@ -115,6 +115,12 @@ std::vector<Conv2dShape> shapes() {
   out.push_back({9, 2, 7, 7, 3, 3, 3, 2, 2, 1, 1});           // groups with stride and padding
   out.push_back({2, 3, 9, 37, 4, 3, 3, 1, 1, 2, 1, 2, 3});    // stride 1, padded and dilated, W > 16
   out.push_back({2, 2, 6, 20, 3, 2, 7, 1, 1, 0, 4});          // padding wider than half the kernel
+  // Stride 2 across (the vectorised im2col / col2im rows): OW 35 = 16 + 16 + 3, OW 9 (one
+  // vector, both halves of the input-gradient's spread), ResNet-8's downsampling convs.
+  out.push_back({2, 3, 9, 70, 4, 3, 3, 2, 2, 1, 1});
+  out.push_back({3, 2, 5, 18, 3, 3, 2, 2, 2, 0, 1});
+  out.push_back({2, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1});
+  out.push_back({2, 32, 14, 14, 64, 1, 1, 2, 2});
   return out;
 }
 
