@@ -62,17 +62,43 @@ int image_threads(const Conv2dShape& s) {
 // those convs' forward and input gradient. Both move the same values as the scalar loops, in the
 // same order: the results are bit-for-bit the same.
 
-// dst[i] = src[2 * i] for i < n: two loads, one permute, one store per 16 outputs. Masked loads
-// read no further than src[2 * (n - 1)].
-__attribute__((target("avx512f"))) void copy_every_second_avx512(const float* src, float* dst,
-                                                                  int64_t n) {
+// One tap (c, r, q) of the stride-2 im2col: out[oh * OW + ow] = plane[ih * W + 2 * ow + dw] with
+// ih = oh * stride_h + ih0, zero where the input index falls outside the image. Whole rows of
+// OW at a time, two masked loads, one permute and one store per 16 outputs; the lane masks
+// depend on the tap alone and are computed once. Masked-off lanes are not read.
+__attribute__((target("avx512f"))) void im2col_tap_stride2_avx512(const float* plane, float* out,
+                                                                   int64_t ih0, int64_t dw,
+                                                                   const Conv2dShape& s) {
+  const int64_t OH = s.out_h(), OW = s.out_w(), H = s.in_h, W = s.in_w;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  for (int64_t i = 0; i < n; i += 16) {
-    const int64_t needed = 2 * (n - i) - 1;  // source floats from src + 2 * i on
-    const __m512 a = _mm512_maskz_loadu_ps(direct_lanes16(needed), src + 2 * i);
-    const __m512 b = needed > 16 ? _mm512_maskz_loadu_ps(direct_lanes16(needed - 16), src + 2 * i + 16)
-                                 : _mm512_setzero_ps();
-    _mm512_mask_storeu_ps(dst + i, direct_lanes16(n - i), _mm512_permutex2var_ps(a, even, b));
+  constexpr int64_t kMaxVectors = 8;  // rows of up to 128 outputs take this path
+  // Per vector of outputs: the lanes inside the image, and the lanes of the two source vectors
+  // they come from.
+  __mmask16 keep[kMaxVectors], first[kMaxVectors], second[kMaxVectors];
+  const int64_t vectors = (OW + 15) / 16;
+  for (int64_t v = 0; v < vectors; ++v) {
+    unsigned k = 0, a = 0, b = 0;
+    for (int64_t l = 0; l < 16 && 16 * v + l < OW; ++l) {
+      const int64_t iw = 2 * (16 * v + l) + dw;
+      if (iw < 0 || iw >= W) continue;
+      k |= 1u << l;
+      if (l < 8) a |= 1u << (2 * l); else b |= 1u << (2 * l - 16);
+    }
+    keep[v] = __mmask16(k), first[v] = __mmask16(a), second[v] = __mmask16(b);
+  }
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    float* o = out + oh * OW;
+    const int64_t ih = oh * s.stride_h + ih0;
+    const bool inside = ih >= 0 && ih < H;
+    for (int64_t v = 0; v < vectors; ++v) {
+      __m512 x = _mm512_setzero_ps();
+      if (inside) {
+        const float* src = plane + ih * W + dw + 32 * v;
+        x = _mm512_maskz_permutex2var_ps(keep[v], _mm512_maskz_loadu_ps(first[v], src), even,
+                                         _mm512_maskz_loadu_ps(second[v], src + 16));
+      }
+      _mm512_mask_storeu_ps(o + 16 * v, direct_lanes16(OW - 16 * v), x);
+    }
   }
 }
 
@@ -102,8 +128,8 @@ __attribute__((target("avx512f"))) void add_every_second_avx512(const float* src
 // col[row * ld + p], p in [0, OH*OW): the im2col of one image, rows (c, r, q) in that order.
 template <class T>
 void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
-  [[maybe_unused]] const bool every_second = std::is_same_v<T, float> && s.stride_w == 2 &&
-                                             direct_isa() == DirectIsa::avx512;
+  [[maybe_unused]] const bool stride2_avx512 = std::is_same_v<T, float> && s.stride_w == 2 &&
+                                               s.out_w() <= 128 && direct_isa() == DirectIsa::avx512;
   const int64_t OH = s.out_h(), OW = s.out_w();
   for (int64_t c = 0; c < s.in_channels; ++c) {
     const T* plane_x = x + c * s.in_h * s.in_w;
@@ -111,6 +137,12 @@ void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
       for (int64_t q = 0; q < s.kernel_w; ++q) {
         T* out = col + ((c * s.kernel_h + r) * s.kernel_w + q) * ld;
         const int64_t dw = q * s.dilation_w - s.pad_w;
+        if constexpr (std::is_same_v<T, float>) {
+          if (stride2_avx512) {
+            im2col_tap_stride2_avx512(plane_x, out, r * s.dilation_h - s.pad_h, dw, s);
+            continue;
+          }
+        }
         // Output columns whose input column lies inside the image: [ow_lo, ow_hi).
         int64_t ow_lo = 0, ow_hi = OW;
         while (ow_lo < OW && ow_lo * s.stride_w + dw < 0) ++ow_lo;
@@ -126,12 +158,6 @@ void im2col(const T* x, T* col, int64_t ld, const Conv2dShape& s) {
           std::fill(o, o + ow_lo, T(0));
           if (s.stride_w == 1) {
             std::memcpy(o + ow_lo, row + ow_lo + dw, static_cast<size_t>(ow_hi - ow_lo) * sizeof(T));
-          } else if constexpr (std::is_same_v<T, float>) {
-            if (every_second && ow_hi > ow_lo) {
-              copy_every_second_avx512(row + 2 * ow_lo + dw, o + ow_lo, ow_hi - ow_lo);
-            } else {
-              for (int64_t ow = ow_lo; ow < ow_hi; ++ow) o[ow] = row[ow * s.stride_w + dw];
-            }
           } else {
             for (int64_t ow = ow_lo; ow < ow_hi; ++ow) o[ow] = row[ow * s.stride_w + dw];
           }
