@@ -71,8 +71,9 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 // included (pad 0). direct_padded_applies(s): s has padding, and direct_forward_applies to its
 // padded shape. direct_input_grad_applies(s): also pad <= kernel - 1 in both dimensions.
 // Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
-// and the same guarantees as direct_forward / direct_weight_grad hold: bit-for-bit the same for
-// every thread count. direct_input_grad overwrites dx.
+// chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
+// direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad
+// overwrites dx.
 Conv2dShape direct_padded_shape(const Conv2dShape& s);
 bool direct_padded_applies(const Conv2dShape& s);
 bool direct_input_grad_applies(const Conv2dShape& s);

@@ -57,13 +57,28 @@ void pad_planes(const float* src, float* dst, int64_t planes, int64_t H, int64_t
   for (int64_t i = 0; i < planes; ++i) one(i);
 }
 
-int64_t padded_x_floats(const Conv2dShape& s) {
-  const Conv2dShape p = direct_padded_shape(s);
-  return p.batch * p.in_channels * p.in_h * p.in_w;
+// Floats of one image of shape p's input.
+int64_t image_floats(const Conv2dShape& p) { return p.in_channels * p.in_h * p.in_w; }
+
+// The padded copies are made for chunks of images of at most kChunkFloats (16 MB, at least one
+// image), so that the workspace does not grow with the batch: a whole ResNet-50 batch padded
+// would be another activation's worth of memory.
+constexpr int64_t kChunkFloats = int64_t(1) << 22;
+int64_t chunk_images(const Conv2dShape& p) {
+  return std::clamp<int64_t>(kChunkFloats / image_floats(p), 1, p.batch);
 }
 
 // Rounded up to a cache line, so the direct kernels' workspace after it stays aligned.
 int64_t aligned(int64_t floats) { return (floats + 15) / 16 * 16; }
+
+int64_t chunk_floats(const Conv2dShape& p) { return aligned(chunk_images(p) * image_floats(p)); }
+
+// Images [n0, n0 + part.batch) of shape p.
+Conv2dShape images_of(const Conv2dShape& p, int64_t n0) {
+  Conv2dShape part = p;
+  part.batch = std::min(chunk_images(p), p.batch - n0);
+  return part;
+}
 
 }  // namespace
 
@@ -84,41 +99,61 @@ bool direct_input_grad_applies(const Conv2dShape& s) {
 }
 
 int64_t direct_padded_forward_workspace(const Conv2dShape& s) {
-  return aligned(padded_x_floats(s)) + direct_forward_workspace(direct_padded_shape(s));
+  const Conv2dShape p = direct_padded_shape(s);
+  return chunk_floats(p) + direct_forward_workspace(p);
 }
 
 void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                            const Conv2dShape& s, float* workspace) {
   const Conv2dShape p = direct_padded_shape(s);
-  pad_planes(x, workspace, s.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
-  direct_forward(workspace, w, bias_or_null, y, p, workspace + aligned(padded_x_floats(s)));
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w, y_image = s.out_channels * s.out_h() * s.out_w();
+  for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
+    const Conv2dShape part = images_of(p, n0);
+    pad_planes(x + n0 * x_image, workspace, part.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
+    direct_forward(workspace, w, bias_or_null, y + n0 * y_image, part, workspace + chunk_floats(p));
+  }
 }
 
 int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s) {
-  return aligned(padded_x_floats(s)) + direct_weight_grad_workspace(direct_padded_shape(s));
+  const Conv2dShape p = direct_padded_shape(s);
+  const int64_t weights = s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
+  return chunk_floats(p) + aligned(weights) + direct_weight_grad_workspace(p);
 }
 
+// dw = the sum of the chunks' weight gradients, added chunk by chunk in order (a fixed order:
+// the same bits for every thread count).
 void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                                float* workspace) {
   const Conv2dShape p = direct_padded_shape(s);
-  pad_planes(x, workspace, s.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
-  direct_weight_grad(dy, workspace, dw, p, workspace + aligned(padded_x_floats(s)));
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w, y_image = s.out_channels * s.out_h() * s.out_w();
+  const int64_t weights = s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
+  float* partial = workspace + chunk_floats(p);
+  float* rest = partial + aligned(weights);
+  for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
+    const Conv2dShape part = images_of(p, n0);
+    pad_planes(x + n0 * x_image, workspace, part.batch * s.in_channels, s.in_h, s.in_w, s.pad_h, s.pad_w);
+    if (n0 == 0) {
+      direct_weight_grad(dy, workspace, dw, part, rest);
+      continue;
+    }
+    direct_weight_grad(dy + n0 * y_image, workspace, partial, part, rest);
+    for (int64_t i = 0; i < weights; ++i) dw[i] += partial[i];
+  }
 }
 
 int64_t direct_input_grad_workspace(const Conv2dShape& s) {
   const Conv2dShape g = input_grad_shape(s);
   const int64_t weights = s.out_channels * s.in_channels * s.kernel_h * s.kernel_w;
-  return aligned(g.batch * g.in_channels * g.in_h * g.in_w) + aligned(weights) +
-         direct_forward_workspace(g);
+  return chunk_floats(g) + aligned(weights) + direct_forward_workspace(g);
 }
 
 void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
                        float* workspace) {
   const Conv2dShape g = input_grad_shape(s);
   const int64_t K = s.out_channels, C = s.in_channels, R = s.kernel_h, Q = s.kernel_w;
+  const int64_t dy_image = K * s.out_h() * s.out_w(), dx_image = C * s.in_h * s.in_w;
   float* dy_padded = workspace;
-  float* flipped = dy_padded + aligned(g.batch * g.in_channels * g.in_h * g.in_w);
-  pad_planes(dy, dy_padded, s.batch * K, s.out_h(), s.out_w(), R - 1 - s.pad_h, Q - 1 - s.pad_w);
+  float* flipped = dy_padded + chunk_floats(g);
   for (int64_t k = 0; k < K; ++k) {
     for (int64_t c = 0; c < C; ++c) {
       const float* from = w + (k * C + c) * R * Q;
@@ -126,7 +161,12 @@ void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dS
       for (int64_t t = 0; t < R * Q; ++t) to[t] = from[R * Q - 1 - t];
     }
   }
-  direct_forward(dy_padded, flipped, nullptr, dx, g, flipped + aligned(K * C * R * Q));
+  for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(g)) {
+    const Conv2dShape part = images_of(g, n0);
+    pad_planes(dy + n0 * dy_image, dy_padded, part.batch * K, s.out_h(), s.out_w(), R - 1 - s.pad_h,
+               Q - 1 - s.pad_w);
+    direct_forward(dy_padded, flipped, nullptr, dx + n0 * dx_image, part, flipped + aligned(K * C * R * Q));
+  }
 }
 
 }  // namespace ember::kernels::cpu

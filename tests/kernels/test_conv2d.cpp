@@ -202,6 +202,19 @@ TEST_CASE("conv2d with stride 1 (the direct kernels) matches the naive convoluti
   cpu::set_num_threads(saved);
 }
 
+TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded chunk",
+          "[conv2d]") {
+  // 16 x 258 x 258 padded floats an image: chunks of 3 images of the 16 MB limit, so the batch of
+  // 5 takes two chunks: of x (forward, weight gradient, which adds the second chunk's partial
+  // sums) with 16 input channels, of dy (input gradient) with 16 output channels.
+  std::mt19937 rng(29);
+  const int saved = cpu::get_num_threads();
+  cpu::set_num_threads(2);
+  check_conv<float>(Conv2dShape{5, 16, 256, 256, 2, 3, 3, 1, 1, 1, 1}, true, rng);
+  check_conv<float>(Conv2dShape{5, 1, 256, 256, 16, 3, 3, 1, 1, 1, 1}, true, rng);
+  cpu::set_num_threads(saved);
+}
+
 TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[conv2d]") {
   // Unpadded (the tutorial's conv2: forward and weight gradient direct) and padded (ResNet's 3x3:
   // all three direct, dx as a conv of the padded dy).
