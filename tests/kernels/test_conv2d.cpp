@@ -19,7 +19,7 @@ struct Reference {
   std::vector<double> y, dx, dw, db;
 };
 
-// Direct loops: y = conv(x, w) + b, and the gradients of sum(y * dy).
+// Direct loops: y = conv(x, w) + b, and the gradients of sum(y * dy), with channel groups.
 template <class T>
 Reference naive(const std::vector<T>& x, const std::vector<T>& w, const std::vector<T>& b,
                 const std::vector<T>& dy, const Conv2dShape& s) {
@@ -37,14 +37,16 @@ Reference naive(const std::vector<T>& x, const std::vector<T>& w, const std::vec
           double sum = b[k];
           const double g = dy[yi];
           r.db[k] += g;
-          for (int64_t c = 0; c < s.in_channels; ++c)
+          // Output channel k reads the input channels of its group, [c0, c0 + group_in).
+          const int64_t c0 = k / s.group_out() * s.group_in();
+          for (int64_t c = c0; c < c0 + s.group_in(); ++c)
             for (int64_t kh = 0; kh < s.kernel_h; ++kh)
               for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
                 const int64_t ih = oh * s.stride_h - s.pad_h + kh * s.dilation_h;
                 const int64_t iw = ow * s.stride_w - s.pad_w + kw * s.dilation_w;
                 if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) continue;
                 const int64_t xi = ((n * s.in_channels + c) * s.in_h + ih) * s.in_w + iw;
-                const int64_t wi = ((k * s.in_channels + c) * s.kernel_h + kh) * s.kernel_w + kw;
+                const int64_t wi = ((k * s.group_in() + c - c0) * s.kernel_h + kh) * s.kernel_w + kw;
                 sum += double(x[xi]) * double(w[wi]);
                 r.dx[xi] += g * double(w[wi]);
                 r.dw[wi] += g * double(x[xi]);
@@ -73,7 +75,7 @@ void check_conv(const Conv2dShape& s, bool with_bias, std::mt19937& rng) {
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const int64_t OH = s.out_h(), OW = s.out_w();
   std::vector<T> x(s.batch * s.in_channels * s.in_h * s.in_w);
-  std::vector<T> w(s.out_channels * s.in_channels * s.kernel_h * s.kernel_w);
+  std::vector<T> w(s.out_channels * s.group_in() * s.kernel_h * s.kernel_w);
   std::vector<T> b(s.out_channels, T(0)), dy(s.batch * s.out_channels * OH * OW);
   for (auto& v : x) v = T(dist(rng));
   for (auto& v : w) v = T(dist(rng));
@@ -146,6 +148,12 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({2, 2, 6, 9, 3, 3, 3, 1, 1, 0, 2});      // padding in one dimension only
   out.push_back({2, 2, 5, 5, 3, 3, 3, 1, 1, 3, 0});      // pad_h > R - 1: dx takes im2col
   out.push_back({1, 12, 1, 1, 11, 1, 1, 1, 1, 1, 1});    // a 1x1 image padded to 3x3
+  // Channel groups, one group at a time through a contiguous copy.
+  //              batch C  H   W  K  R  S  sh sw ph pw dh dw groups
+  out.push_back({2, 8, 9, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4});     // groups 4: 2 in, 3 out each
+  out.push_back({3, 6, 7, 20, 4, 3, 1, 1, 1, 0, 0, 1, 1, 2});      // groups, no padding
+  out.push_back({2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 4});   // a ResNeXt-style 3x3
+  out.push_back({2, 6, 5, 5, 6, 3, 3, 1, 1, 3, 0, 1, 1, 3});       // pad_h > R - 1: dx takes im2col
   return out;
 }
 
@@ -216,18 +224,19 @@ TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded ch
 }
 
 TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[conv2d]") {
-  // Unpadded (the tutorial's conv2: forward and weight gradient direct) and padded (ResNet's 3x3:
-  // all three direct, dx as a conv of the padded dy).
+  // Unpadded (the tutorial's conv2: forward and weight gradient direct), padded (ResNet's 3x3:
+  // all three direct, dx as a conv of the padded dy) and grouped (ResNeXt's 3x3).
   for (const Conv2dShape s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
-                              Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1}}) {
-    CAPTURE(s.in_channels, s.pad_h);
+                              Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1},
+                              Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4}}) {
+    CAPTURE(s.in_channels, s.pad_h, s.groups);
     // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) these take the im2col path,
     // deterministic only for a fixed thread count (checked above).
     const bool direct_weight = cpu::direct_weight_grad_applies(s) || cpu::direct_padded_applies(s);
     const bool direct_input = cpu::direct_input_grad_applies(s);
     const int64_t K = s.out_channels, P = s.out_h() * s.out_w();
     const int64_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
-    const int64_t w_size = K * s.in_channels * s.kernel_h * s.kernel_w;
+    const int64_t w_size = K * s.group_in() * s.kernel_h * s.kernel_w;
     std::mt19937 rng(23);
     std::uniform_real_distribution<float> dist(-1, 1);
     std::vector<float> x(x_size), w(w_size), b(K), dy(s.batch * K * P);
