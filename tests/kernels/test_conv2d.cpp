@@ -226,7 +226,7 @@ TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded ch
 TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[conv2d]") {
   // Unpadded (the tutorial's conv2: forward and weight gradient direct), padded (ResNet's 3x3:
   // all three direct, dx as a conv of the padded dy) and grouped (ResNeXt's 3x3).
-  for (const Conv2dShape s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
+  for (const Conv2dShape& s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
                               Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1},
                               Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4}}) {
     CAPTURE(s.in_channels, s.pad_h, s.groups);
