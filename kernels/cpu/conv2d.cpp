@@ -24,22 +24,14 @@ namespace {
 // with fewer images than threads the groups run one after another and gemm uses the threads.
 // (Image groups are unrelated to the convolution's channel groups, s.groups: with s.groups > 1
 // each image group runs one im2col + gemm per channel group, on that group's channel slices of x,
-// w and y, with the per-group shape slice_of(s). groups == 1 is exactly the ungrouped code.)
+// w and y, with the per-group shape group_slice(s) (conv2d_direct.h). groups == 1 is exactly the
+// ungrouped code.)
 
 constexpr int64_t kGroupColumns = 512;
 
 int64_t plane(const Conv2dShape& s) { return s.out_h() * s.out_w(); }
 // Reduction depth of one channel group's gemm (the weight's row length).
 int64_t crs(const Conv2dShape& s) { return s.group_in() * s.kernel_h * s.kernel_w; }
-
-// One channel group as an ungrouped conv: what im2col and col2im see.
-Conv2dShape slice_of(const Conv2dShape& s) {
-  Conv2dShape one = s;
-  one.in_channels = s.group_in();
-  one.out_channels = s.group_out();
-  one.groups = 1;
-  return one;
-}
 
 // Images per group: enough to reach kGroupColumns columns, at least 1, at most the batch.
 int64_t group_images(const Conv2dShape& s) {
@@ -116,11 +108,13 @@ __attribute__((target("avx512f"))) void add_every_second_avx512(const float* src
     const __m512 v = _mm512_maskz_loadu_ps(direct_lanes16(left), src + i);
     const __mmask16 m0 = even_lanes(left);
     float* d0 = dst + 2 * i;
-    _mm512_mask_storeu_ps(d0, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, d0), _mm512_permutexvar_ps(low, v)));
+    _mm512_mask_storeu_ps(d0, m0,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(m0, d0), _mm512_permutexvar_ps(low, v)));
     if (left > 8) {
       const __mmask16 m1 = even_lanes(left - 8);
       float* d1 = d0 + 16;
-      _mm512_mask_storeu_ps(d1, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, d1), _mm512_permutexvar_ps(high, v)));
+      _mm512_mask_storeu_ps(d1, m1,
+                            _mm512_add_ps(_mm512_maskz_loadu_ps(m1, d1), _mm512_permutexvar_ps(high, v)));
     }
   }
 }
@@ -273,7 +267,7 @@ void forward_images(const T* x, const T* w, const T* bias, T* y, const Conv2dSha
   const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
   const int64_t x_image = s.in_channels * s.in_h * s.in_w, y_image = s.out_channels * P;
   const int64_t x_group = s.group_in() * s.in_h * s.in_w;
-  const Conv2dShape one = slice_of(s);
+  const Conv2dShape one = group_slice(s);
   T* col = ws;
   T* yg = ws + G * P * CRS;
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
@@ -312,7 +306,7 @@ void backward_input_images(const T* dy, const T* w, T* dx, const Conv2dShape& s,
                            int64_t n1, T* ws) {
   const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
   const int64_t x_image = s.in_channels * s.in_h * s.in_w, x_group = s.group_in() * s.in_h * s.in_w;
-  const Conv2dShape one = slice_of(s);
+  const Conv2dShape one = group_slice(s);
   T* col = ws;
   T* dyg = ws + G * P * CRS;
   for (int64_t g0 = n0; g0 < n1; g0 += G) {
@@ -331,7 +325,7 @@ void backward_weight_images(const T* dy, const T* x, T* dw, const Conv2dShape& s
                             int64_t n1, T* ws) {
   const int64_t K = s.group_out(), CRS = crs(s), P = plane(s), G = group_images(s);
   const int64_t x_image = s.in_channels * s.in_h * s.in_w, x_group = s.group_in() * s.in_h * s.in_w;
-  const Conv2dShape one = slice_of(s);
+  const Conv2dShape one = group_slice(s);
   T* col = ws;
   T* dyg = ws + G * P * CRS;
   if (n1 <= n0) {

@@ -1,12 +1,14 @@
 // The direct (no im2col) float32 convolution passes for stride 1 and no dilation: the tutorial's
-// conv1 and conv2 (no padding), and padded ones such as ResNet's 3x3 convs on a zero-bordered copy
-// of their input (conv2d_direct_padded.cpp). Internal to kernels/cpu: conv2d.cpp dispatches here. Both work on the input-width grid (Note [the input-width grid] in
-// conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads x[p + r * in_w + q].
+// conv1 and conv2 (no padding), and padded or grouped ones such as ResNet's and ResNeXt's 3x3
+// convs on a zero-bordered copy of their input (conv2d_direct_padded.cpp). Internal to
+// kernels/cpu: conv2d.cpp dispatches here. Both kernels work on the input-width grid (Note [the
+// input-width grid] in conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads
+// x[p + r * in_w + q].
 // defines: ember::kernels::cpu::DirectIsa, direct_isa, direct_grid_len, direct_grid_ld,
 //          direct_lanes16, direct_blocks, direct_block_start,
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
-//          direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
+//          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
 //          direct_padded_weight_grad(_workspace), direct_input_grad_applies,
 //          direct_input_grad(_workspace)
 #pragma once
@@ -74,6 +76,9 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 // chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
 // direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad
 // overwrites dx.
+// One channel group of s as an ungrouped conv (groups 1, group_in() / group_out() channels):
+// what im2col + gemm and the direct kernels see of a grouped conv.
+Conv2dShape group_slice(const Conv2dShape& s);
 Conv2dShape direct_padded_shape(const Conv2dShape& s);
 bool direct_padded_applies(const Conv2dShape& s);
 bool direct_input_grad_applies(const Conv2dShape& s);

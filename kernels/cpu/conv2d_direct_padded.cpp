@@ -29,15 +29,6 @@ namespace {
 
 constexpr int64_t kChunkFloats = int64_t(1) << 22;  // 16 MB
 
-// One channel group of s as an ungrouped conv: what the direct kernels see.
-Conv2dShape group_slice(const Conv2dShape& s) {
-  Conv2dShape one = s;
-  one.in_channels = s.group_in();
-  one.out_channels = s.group_out();
-  one.groups = 1;
-  return one;
-}
-
 // The conv that computes dx of s (ungrouped) on dy padded by (R - 1 - pad): channels swapped,
 // no padding.
 Conv2dShape input_grad_shape(const Conv2dShape& s) {
@@ -117,7 +108,23 @@ int64_t weight_floats(const Conv2dShape& s) {
   return s.out_channels * s.group_in() * s.kernel_h * s.kernel_w;
 }
 
+// x's channels of group g of images [n0, n0 + part.batch), into `padded` with s's zero border.
+void pad_group_input(const float* x, const Conv2dShape& s, const Conv2dShape& part, int64_t n0,
+                     int64_t g, float* padded) {
+  const int64_t HW = s.in_h * s.in_w, x_image = s.in_channels * HW;
+  pad_images(x + n0 * x_image + g * part.in_channels * HW, x_image, part.batch, part.in_channels,
+             s.in_h, s.in_w, s.pad_h, s.pad_w, padded);
+}
+
 }  // namespace
+
+Conv2dShape group_slice(const Conv2dShape& s) {
+  Conv2dShape one = s;
+  one.in_channels = s.group_in();
+  one.out_channels = s.group_out();
+  one.groups = 1;
+  return one;
+}
 
 Conv2dShape direct_padded_shape(const Conv2dShape& s) {
   Conv2dShape p = s;
@@ -145,27 +152,28 @@ int64_t direct_padded_forward_workspace(const Conv2dShape& s) {
 void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                            const Conv2dShape& s, float* workspace) {
   const Conv2dShape p = direct_padded_shape(group_slice(s));
-  const int64_t Cg = p.in_channels, Kg = p.out_channels, HW = s.in_h * s.in_w, P = s.out_h() * s.out_w();
-  const int64_t x_image = s.in_channels * HW, y_image = s.out_channels * P;
+  const int64_t Cg = p.in_channels, Kg = p.out_channels, P = s.out_h() * s.out_w();
+  const int64_t y_image = s.out_channels * P;
   float* padded = workspace;
   float* scratch = padded + chunk_floats(p);
   float* rest = scratch + group_scratch_floats(s, p, Kg * P);
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
     const Conv2dShape part = images_of(p, n0);
     for (int64_t g = 0; g < s.groups; ++g) {
-      pad_images(x + n0 * x_image + g * Cg * HW, x_image, part.batch, Cg, s.in_h, s.in_w, s.pad_h,
-                 s.pad_w, padded);
+      pad_group_input(x, s, part, n0, g, padded);
       float* out = s.groups == 1 ? y + n0 * y_image : scratch;
       direct_forward(padded, w + g * Kg * Cg * s.kernel_h * s.kernel_w,
                      bias_or_null ? bias_or_null + g * Kg : nullptr, out, part, rest);
-      if (s.groups > 1) copy_images(scratch, Kg * P, y + n0 * y_image + g * Kg * P, y_image, part.batch, Kg * P);
+      if (s.groups > 1) {
+        copy_images(scratch, Kg * P, y + n0 * y_image + g * Kg * P, y_image, part.batch, Kg * P);
+      }
     }
   }
 }
 
 int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s) {
   const Conv2dShape p = direct_padded_shape(group_slice(s));
-  return chunk_floats(p) + aligned(weight_floats(s)) +
+  return chunk_floats(p) + aligned(weight_floats(s) / s.groups) +
          group_scratch_floats(s, p, p.out_channels * s.out_h() * s.out_w()) + direct_weight_grad_workspace(p);
 }
 
@@ -174,18 +182,16 @@ int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s) {
 void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                                float* workspace) {
   const Conv2dShape p = direct_padded_shape(group_slice(s));
-  const int64_t Cg = p.in_channels, Kg = p.out_channels, HW = s.in_h * s.in_w, P = s.out_h() * s.out_w();
-  const int64_t x_image = s.in_channels * HW, y_image = s.out_channels * P;
-  const int64_t group_weights = Kg * Cg * s.kernel_h * s.kernel_w;
+  const int64_t Kg = p.out_channels, P = s.out_h() * s.out_w(), y_image = s.out_channels * P;
+  const int64_t group_weights = Kg * p.in_channels * s.kernel_h * s.kernel_w;
   float* padded = workspace;
   float* partial = padded + chunk_floats(p);
-  float* scratch = partial + aligned(weight_floats(s));
+  float* scratch = partial + aligned(group_weights);
   float* rest = scratch + group_scratch_floats(s, p, Kg * P);
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
     const Conv2dShape part = images_of(p, n0);
     for (int64_t g = 0; g < s.groups; ++g) {
-      pad_images(x + n0 * x_image + g * Cg * HW, x_image, part.batch, Cg, s.in_h, s.in_w, s.pad_h,
-                 s.pad_w, padded);
+      pad_group_input(x, s, part, n0, g, padded);
       const float* dy_group = dy + n0 * y_image;
       if (s.groups > 1) {
         copy_images(dy + n0 * y_image + g * Kg * P, y_image, scratch, Kg * P, part.batch, Kg * P);
@@ -235,7 +241,9 @@ void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dS
                  R - 1 - s.pad_h, Q - 1 - s.pad_w, dy_padded);
       float* out = s.groups == 1 ? dx + n0 * dx_image : scratch;
       direct_forward(dy_padded, flipped + g * Cg * Kg * R * Q, nullptr, out, part, rest);
-      if (s.groups > 1) copy_images(scratch, Cg * HW, dx + n0 * dx_image + g * Cg * HW, dx_image, part.batch, Cg * HW);
+      if (s.groups > 1) {
+        copy_images(scratch, Cg * HW, dx + n0 * dx_image + g * Cg * HW, dx_image, part.batch, Cg * HW);
+      }
     }
   }
 }
