@@ -14,13 +14,13 @@ namespace {
 // Note [the direct weight gradient]. dw[k, c, r, q] = sum over images n and grid positions p of
 // dyg[n, k, p] * x[n, c, p + r * W + q], where dyg is dy laid out on the input-width grid (Note
 // [the input-width grid] in conv2d_direct.cpp) with zeros in the columns ow >= OW. A register
-// tile is KB <= 5 output channels x TB <= 5 neighbouring taps (r, q0 .. q0 + TB - 1) of one input
-// channel: 25 zmm accumulators of 16 grid positions each, fed per vector of positions by KB loads
-// of dyg and TB (overlapping) loads of x, 10 loads for 25 FMAs. The earlier kernel held 10
-// channels x 1 tap (11 loads for 10 FMAs) and streamed the whole batch from L2 once per tap:
-// it was 43 % of the training step.
+// tile is KB <= 5 output channels x TB <= 5 taps (r, q) of one input channel, consecutive in
+// r * Q + q (so a block may span kernel rows): 25 zmm accumulators of 16 grid positions each, fed
+// per vector of positions by KB loads of dyg and TB loads of x, 10 loads for 25 FMAs. The earlier
+// kernel held 10 channels x 1 tap (11 loads for 10 FMAs) and streamed the whole batch from L2
+// once per tap: it was 43 % of the training step.
 //
-// A task is one tile position (k block, c, r, q block); tasks are split between threads, so each
+// A task is one tile position (k block, c, tap block); tasks are split between threads, so each
 // weight is summed by one thread in the same order whatever the thread count. Images are taken in
 // groups (kGroupBudget) whose dyg (built per thread for the channels its tasks touch) and x stay
 // in cache while every task of the thread runs over them; the tiles' accumulators are kept in the
@@ -55,31 +55,32 @@ TileLimits tile_limits() {
 constexpr int64_t kGroupBudget = 65536;
 
 
+// The taps of an input channel, tap = r * Q + q, are taken in blocks of at most limits.taps
+// across kernel rows: a 3x3 kernel's 9 taps in blocks of 4 and 5 (4 x 5 tiles: 9 loads for 20
+// FMAs, where blocks of one row, 4 x 3, took 7 for 12). Each weight's sum is the same whatever
+// tile holds it, so the blocking does not change the results.
 struct Tasks {
-  int64_t k_blocks, q_blocks, count;
+  int64_t k_blocks, tap_blocks, count;
   explicit Tasks(const Conv2dShape& s, const TileLimits& limits = tile_limits())
       : k_blocks(direct_blocks(s.out_channels, limits.channels)),
-        q_blocks(direct_blocks(s.kernel_w, limits.taps)),
-        count(k_blocks * s.in_channels * s.kernel_h * q_blocks) {}
+        tap_blocks(direct_blocks(s.kernel_h * s.kernel_w, limits.taps)),
+        count(k_blocks * s.in_channels * tap_blocks) {}
 };
 
-// Task t = (k block, c, r, q block) in that order (q block fastest), as ranges.
+// Task t = (k block, c, tap block) in that order (tap block fastest), as ranges.
 struct Tile {
-  int64_t k0, k1, c, r, q0, q1;
+  int64_t k0, k1, c, tap0, tap1;
 };
 
 Tile tile_of(const Tasks& tasks, const Conv2dShape& s, int64_t t) {
-  const int64_t qb = t % tasks.q_blocks;
-  t /= tasks.q_blocks;
-  const int64_t r = t % s.kernel_h;
-  t /= s.kernel_h;
+  const int64_t RQ = s.kernel_h * s.kernel_w, tb = t % tasks.tap_blocks;
+  t /= tasks.tap_blocks;
   const int64_t c = t % s.in_channels, kb = t / s.in_channels;
   return {direct_block_start(s.out_channels, tasks.k_blocks, kb),
           direct_block_start(s.out_channels, tasks.k_blocks, kb + 1),
           c,
-          r,
-          direct_block_start(s.kernel_w, tasks.q_blocks, qb),
-          direct_block_start(s.kernel_w, tasks.q_blocks, qb + 1)};
+          direct_block_start(RQ, tasks.tap_blocks, tb),
+          direct_block_start(RQ, tasks.tap_blocks, tb + 1)};
 }
 
 int64_t group_images(const Conv2dShape& s) {
@@ -105,13 +106,18 @@ int64_t thread_floats(const Conv2dShape& s, int threads) {
 
 // acc (KB x TB vectors, slot j * kMaxTaps + t) = (first ? 0 : acc) + the tile's products over
 // `images` images. The dyg rows of the KB channels are dyg + n * dyg_image + j * ld; tap t reads
-// x + n * x_image + t + p at grid position p (x already offset to (c, r, q0)).
+// x + n * x_image + offsets[t] + p at grid position p (x already offset to channel c's plane;
+// offsets[t] = r * W + q of the tile's t-th tap).
 template <int KB, int TB>
 __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dyg_image,
                                                      int64_t ld, const float* x, int64_t x_image,
-                                                     int64_t images, const void* lane_masks,
-                                                     bool first, float* acc) {
+                                                     const int64_t* offsets, int64_t images,
+                                                     const void* lane_masks, bool first,
+                                                     float* acc) {
   const auto* masks = static_cast<const __mmask16*>(lane_masks);
+#define EMBER_OFFSET(t) const int64_t off##t = TB > t ? offsets[t] : 0;
+  EMBER_TAPS(EMBER_OFFSET)
+#undef EMBER_OFFSET
 #define EMBER_LOAD(j, t)                                                                       \
   __m512 a##j##_##t = _mm512_setzero_ps();                                                      \
   if constexpr (KB > j && TB > t) {                                                             \
@@ -128,7 +134,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dy
       const __mmask16 m = masks[i];
 #define EMBER_X(t)                                                                             \
   __m512 x##t = _mm512_setzero_ps();                                                            \
-  if constexpr (TB > t) x##t = _mm512_maskz_loadu_ps(m, xn + p + t);
+  if constexpr (TB > t) x##t = _mm512_maskz_loadu_ps(m, xn + p + off##t);
       EMBER_TAPS(EMBER_X)
 #undef EMBER_X
       // Channel j's dyg vector is loaded in the first tap's FMA of row j and reused by the rest.
@@ -161,9 +167,12 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* dyg, int64_t dy
 template <int KB, int TB>
 __attribute__((target("avx2,fma"))) void tile_avx2(const float* dyg, int64_t dyg_image,
                                                    int64_t ld, const float* x, int64_t x_image,
-                                                   int64_t images, const void* lane_masks,
-                                                   bool first, float* acc) {
+                                                   const int64_t* offsets, int64_t images,
+                                                   const void* lane_masks, bool first, float* acc) {
   const auto* masks = static_cast<const int32_t*>(lane_masks);
+#define EMBER_OFFSET(t) const int64_t off##t = TB > t ? offsets[t] : 0;
+  EMBER_TAPS3(EMBER_OFFSET)
+#undef EMBER_OFFSET
 #define EMBER_LOAD(j, t)                                                                       \
   __m256 a##j##_##t = _mm256_setzero_ps();                                                      \
   if constexpr (KB > j && TB > t) {                                                             \
@@ -180,7 +189,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* dyg, int64_t dyg
       const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(masks + p));
 #define EMBER_X(t)                                                                             \
   __m256 x##t = _mm256_setzero_ps();                                                            \
-  if constexpr (TB > t) x##t = _mm256_maskload_ps(xn + p + t, m);
+  if constexpr (TB > t) x##t = _mm256_maskload_ps(xn + p + off##t, m);
       EMBER_TAPS3(EMBER_X)
 #undef EMBER_X
 #define EMBER_FMA(j, t)                                                                        \
@@ -205,8 +214,8 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* dyg, int64_t dyg
 #undef EMBER_TAPS3
 #undef EMBER_TILE3
 
-using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, int64_t,
-                        const void*, bool, float*);
+using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, const int64_t*,
+                        int64_t, const void*, bool, float*);
 
 template <int KB, int... TB>
 constexpr std::array<TileFn, kMaxTaps> tile_row(std::integer_sequence<int, TB...>) {
@@ -227,7 +236,7 @@ constexpr TileFn kTilesAvx2[kAvx2Channels][kAvx2Taps] = {
     {tile_avx2<3, 1>, tile_avx2<3, 2>, tile_avx2<3, 3>}};
 
 TileFn tile_fn(const Tile& tile) {
-  const int64_t kb = tile.k1 - tile.k0 - 1, tb = tile.q1 - tile.q0 - 1;
+  const int64_t kb = tile.k1 - tile.k0 - 1, tb = tile.tap1 - tile.tap0 - 1;
   return direct_isa() == DirectIsa::avx512 ? kTiles[kb][tb] : kTilesAvx2[kb][tb];
 }
 
@@ -307,7 +316,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                const Tasks& tasks, int64_t t0, int64_t t1, const void* masks, float* ws) {
   if (t0 >= t1) return;
   const int64_t ld = direct_grid_ld(s), G = group_images(s);
-  const int64_t C = s.in_channels, HW = s.in_h * s.in_w, W = s.in_w;
+  const int64_t C = s.in_channels, HW = s.in_h * s.in_w, W = s.in_w, Q = s.kernel_w;
   const int64_t k_lo = tile_of(tasks, s, t0).k0, k_hi = tile_of(tasks, s, t1 - 1).k1;
   const int64_t dyg_image = (k_hi - k_lo) * ld;
   float* dyg = ws;
@@ -317,9 +326,12 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
     build_dy_grid(dy, dyg, n0, nb, k_lo, k_hi, s);
     for (int64_t t = t0; t < t1; ++t) {
       const Tile tile = tile_of(tasks, s, t);
-      tile_fn(tile)(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld,
-                    x + (n0 * C + tile.c) * HW + tile.r * W + tile.q0, C * HW, nb, masks,
-                    n0 == 0, acc + (t - t0) * kTileFloats);
+      int64_t offsets[kMaxTaps];
+      for (int64_t tap = tile.tap0; tap < tile.tap1; ++tap) {
+        offsets[tap - tile.tap0] = tap / Q * W + tap % Q;
+      }
+      tile_fn(tile)(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld, x + (n0 * C + tile.c) * HW, C * HW,
+                    offsets, nb, masks, n0 == 0, acc + (t - t0) * kTileFloats);
     }
   }
   const int64_t CRQ = C * s.kernel_h * s.kernel_w, lanes = tile_limits().lanes;
@@ -327,15 +339,15 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
     const Tile tile = tile_of(tasks, s, t);
     const float* a = acc + (t - t0) * kTileFloats;
     for (int64_t k = tile.k0; k < tile.k1; ++k) {
-      for (int64_t q = tile.q0; q < tile.q1; ++q) {
-        const float* v = a + ((k - tile.k0) * kMaxTaps + q - tile.q0) * 16;
+      for (int64_t tap = tile.tap0; tap < tile.tap1; ++tap) {
+        const float* v = a + ((k - tile.k0) * kMaxTaps + tap - tile.tap0) * 16;
         // A tree over the lanes (16, or 8 on AVX2), in a fixed order.
         float part[16];
         std::copy(v, v + lanes, part);
         for (int64_t half = lanes / 2; half >= 1; half /= 2) {
           for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
         }
-        dw[k * CRQ + (tile.c * s.kernel_h + tile.r) * s.kernel_w + q] = part[0];
+        dw[k * CRQ + tile.c * s.kernel_h * s.kernel_w + tap] = part[0];
       }
     }
   }
