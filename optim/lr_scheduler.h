@@ -49,6 +49,10 @@ class LRScheduler : public Scheduler {
   virtual std::vector<double> rates_at(int64_t epoch) const = 0;
   // Sets epoch's rates (and, for OneCycleLR, momenta) on the optimizer.
   virtual void apply(int64_t epoch);
+  // True when rates_at starts from base_lrs_ (the optimizer's rates at construction, PyTorch's
+  // initial_lr), which SequentialLR resets for every child to its first child's; false for a
+  // schedule of its own peak rates (OneCycleLR's max_lr).
+  virtual bool follows_initial_lr() const { return true; }
   // Epoch 0, as PyTorch's constructors step once: every constructor ends with it.
   void initial_step();
   // rates_at's helper: f(base, epoch) for every group's base rate.
@@ -156,6 +160,7 @@ class OneCycleLR : public LRScheduler {
  protected:
   std::vector<double> rates_at(int64_t epoch) const override;
   void apply(int64_t epoch) override;
+  bool follows_initial_lr() const override { return false; }
 
  private:
   enum class Rate { Initial, Max, Min };

@@ -25,7 +25,7 @@ SequentialLR::SequentialLR(Optimizer& optimizer, std::vector<std::shared_ptr<LRS
   // the ones built after it saw the rates it had already set.
   base_lrs_ = schedulers_[0]->base_lrs_;
   for (auto& s : schedulers_) {
-    if (s != schedulers_[0] && dynamic_cast<OneCycleLR*>(s.get()) == nullptr) s->base_lrs_ = base_lrs_;
+    if (s != schedulers_[0] && s->follows_initial_lr()) s->base_lrs_ = base_lrs_;
   }
   initial_step();
 }
