@@ -37,15 +37,28 @@ int64_t taps(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kerne
 // the `if constexpr (KB > j)` inside X drops the unused ones.
 #define EMBER_BLOCK(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
 
+// What the tiles of one block read of s, computed once per block (the division in out_h() and
+// out_w() cost 7 % of a tile when each tile did it).
+struct TileGeometry {
+  int64_t K, C, R, Q, W, HW, len;
+};
+
+TileGeometry tile_geometry(const Conv2dShape& s) {
+  return {s.out_channels, s.in_channels, s.kernel_h, s.kernel_w, s.in_w, s.in_h * s.in_w,
+          direct_grid_len(s)};
+}
+
 // Grid positions [p, p + 16 * NV) of channels [0, KB) of a block: out[j * ld + p'] = bias[j] +
-// sum over taps of wt[tap * K + j] * x[p' + tap offset].
-template <int KB, int NV>
+// sum over taps of wt[tap * K + j] * x[p' + tap offset]. QT is the kernel width when it is a
+// compile-time constant (3, 5: the inner loop unrolled, its loads at constant offsets), else 0.
+// Masked tiles take the grid's last positions with masked loads; the others are whole vectors.
+template <int KB, int NV, int QT, bool Masked>
 __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float* wt,
                                                      const float* bias, float* out, int64_t ld,
-                                                     int64_t p, const Conv2dShape& s) {
-  const int64_t K = s.out_channels, R = s.kernel_h, Q = s.kernel_w, W = s.in_w;
-  const int64_t HW = s.in_h * s.in_w, len = direct_grid_len(s);
-  const __mmask16 m0 = direct_lanes16(len - p), m1 = NV == 2 ? direct_lanes16(len - p - 16) : 0;
+                                                     int64_t p, const TileGeometry& g) {
+  const int64_t K = g.K, R = g.R, Q = QT > 0 ? QT : g.Q, W = g.W, HW = g.HW;
+  const __mmask16 m0 = Masked ? direct_lanes16(g.len - p) : __mmask16(0xFFFF);
+  const __mmask16 m1 = Masked && NV == 2 ? direct_lanes16(g.len - p - 16) : __mmask16(0xFFFF);
 #define EMBER_INIT(j)                                                                          \
   __m512 a0_##j = _mm512_setzero_ps(), a1_##j = a0_##j;                                        \
   if constexpr (KB > j) {                                                                       \
@@ -53,14 +66,15 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float*
   }
   EMBER_BLOCK(EMBER_INIT)
 #undef EMBER_INIT
-  for (int64_t c = 0; c < s.in_channels; ++c) {
+  for (int64_t c = 0; c < g.C; ++c) {
     const float* xc = x + c * HW + p;
     for (int64_t r = 0; r < R; ++r) {
+#pragma GCC unroll 5
       for (int64_t q = 0; q < Q; ++q) {
         const float* xv = xc + r * W + q;
         const float* wv = wt + ((c * R + r) * Q + q) * K;
-        const __m512 x0 = _mm512_maskz_loadu_ps(m0, xv);
-        const __m512 x1 = NV == 2 ? _mm512_maskz_loadu_ps(m1, xv + 16) : x0;
+        const __m512 x0 = Masked ? _mm512_maskz_loadu_ps(m0, xv) : _mm512_loadu_ps(xv);
+        const __m512 x1 = NV == 1 ? x0 : Masked ? _mm512_maskz_loadu_ps(m1, xv + 16) : _mm512_loadu_ps(xv + 16);
 #define EMBER_FMA(j)                                                                           \
   if constexpr (KB > j) {                                                                       \
     const __m512 wj = _mm512_set1_ps(wv[j]);                                                    \
@@ -82,6 +96,20 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float*
 #undef EMBER_STORE
 }
 
+// The grid of one block at kernel width QT: whole tiles of two vectors, then one masked tile.
+template <int KB, int QT>
+__attribute__((target("avx512f"))) void block_tiles_avx512(const float* x, const float* wt,
+                                                            const float* bias, float* out,
+                                                            int64_t ld, const TileGeometry& g) {
+  const int64_t end = g.len / 32 * 32;
+  for (int64_t p = 0; p < end; p += 32) tile_avx512<KB, 2, QT, false>(x, wt, bias, out, ld, p, g);
+  if (g.len - end > 16) {
+    tile_avx512<KB, 2, QT, true>(x, wt, bias, out, ld, end, g);
+  } else if (g.len > end) {
+    tile_avx512<KB, 1, QT, true>(x, wt, bias, out, ld, end, g);
+  }
+}
+
 // The first n (1..8) lanes, as the mask _mm256_maskload_ps takes.
 __attribute__((target("avx2"))) inline __m256i lanes8(int64_t n) {
   const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -92,10 +120,9 @@ __attribute__((target("avx2"))) inline __m256i lanes8(int64_t n) {
 template <int KB>
 __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, const float* wt,
                                                    const float* bias, float* out, int64_t ld,
-                                                   int64_t p, const Conv2dShape& s) {
-  const int64_t K = s.out_channels, R = s.kernel_h, Q = s.kernel_w, W = s.in_w;
-  const int64_t HW = s.in_h * s.in_w;
-  const __m256i m = lanes8(direct_grid_len(s) - p);
+                                                   int64_t p, const TileGeometry& g) {
+  const int64_t K = g.K, R = g.R, Q = g.Q, W = g.W, HW = g.HW;
+  const __m256i m = lanes8(g.len - p);
 #define EMBER_INIT(j)                                                                          \
   __m256 a0_##j = _mm256_setzero_ps();                                                          \
   if constexpr (KB > j) {                                                                       \
@@ -103,7 +130,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, const float* 
   }
   EMBER_BLOCK(EMBER_INIT)
 #undef EMBER_INIT
-  for (int64_t c = 0; c < s.in_channels; ++c) {
+  for (int64_t c = 0; c < g.C; ++c) {
     const float* xc = x + c * HW + p;
     for (int64_t r = 0; r < R; ++r) {
       for (int64_t q = 0; q < Q; ++q) {
@@ -128,13 +155,16 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, const float* 
 template <int KB>
 void block_grid(DirectIsa isa, const float* x, const float* wt, const float* bias, float* out,
                 const Conv2dShape& s) {
-  const int64_t len = direct_grid_len(s), ld = direct_grid_ld(s);
+  const int64_t ld = direct_grid_ld(s);
+  const TileGeometry g = tile_geometry(s);
   if (isa == DirectIsa::avx512) {
-    int64_t p = 0;
-    for (; p + 16 < len; p += 32) tile_avx512<KB, 2>(x, wt, bias, out, ld, p, s);
-    if (p < len) tile_avx512<KB, 1>(x, wt, bias, out, ld, p, s);
+    switch (g.Q) {
+      case 3: return block_tiles_avx512<KB, 3>(x, wt, bias, out, ld, g);
+      case 5: return block_tiles_avx512<KB, 5>(x, wt, bias, out, ld, g);
+      default: return block_tiles_avx512<KB, 0>(x, wt, bias, out, ld, g);
+    }
   } else {
-    for (int64_t p = 0; p < len; p += 8) tile_avx2<KB>(x, wt, bias, out, ld, p, s);
+    for (int64_t p = 0; p < g.len; p += 8) tile_avx2<KB>(x, wt, bias, out, ld, p, g);
   }
 }
 
