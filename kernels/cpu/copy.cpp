@@ -6,6 +6,7 @@
 
 #include "ember/common/error.h"
 #include "ember/kernels/cpu/elementwise.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 
@@ -39,20 +40,23 @@ void run_copy(D* out, const S* in, bool to_bool, const StridedLoop<2>& loop) {
 
 }  // namespace
 
-// On the calling thread: an OpenMP team measured slower here (cat/resnet/forward at 2 threads,
-// [32,64,28,28] x 2: ~0.6 ms single-threaded, 3-11 ms with a team of 2 on a loaded machine), as the
-// copy is bound by memory and by first-touch page faults on the fresh output, not by a core.
+// Rows split between threads when there are at least 1 MB of them to copy.
 void concat_blocks(void* dst, const void* const* srcs, const size_t* block_bytes, size_t count, int64_t rows) {
   size_t row_bytes = 0;
   for (size_t i = 0; i < count; ++i) row_bytes += block_bytes[i];
-  for (int64_t r = 0; r < rows; ++r) {
-    char* out = static_cast<char*>(dst) + static_cast<size_t>(r) * row_bytes;
-    for (size_t i = 0; i < count; ++i) {
-      if (block_bytes[i] == 0) continue;
-      std::memcpy(out, static_cast<const char*>(srcs[i]) + static_cast<size_t>(r) * block_bytes[i], block_bytes[i]);
-      out += block_bytes[i];
+  auto copy_rows = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      char* out = static_cast<char*>(dst) + static_cast<size_t>(r) * row_bytes;
+      for (size_t i = 0; i < count; ++i) {
+        if (block_bytes[i] == 0) continue;
+        std::memcpy(out, static_cast<const char*>(srcs[i]) + static_cast<size_t>(r) * block_bytes[i], block_bytes[i]);
+        out += block_bytes[i];
+      }
     }
-  }
+  };
+  const bool large = row_bytes * static_cast<size_t>(rows) >= (size_t(1) << 20);
+  const int threads = large && !omp_in_parallel() ? int(std::min<int64_t>(get_num_threads(), rows)) : 1;
+  parallel_ranges(rows, threads, copy_rows);
 }
 
 void copy_cast(void* dst, int dst_dtype, const void* src, int src_dtype, const StridedLoop<2>& loop) {

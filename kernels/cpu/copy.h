@@ -24,7 +24,7 @@ void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, con
 
 // Concatenation of contiguous buffers of one dtype: for each of `rows` rows, the next
 // block_bytes[i] bytes of each srcs[i] in turn, written one after another to dst (each row of dst
-// is the sum of block_bytes). On the calling thread.
+// is the sum of block_bytes). Rows are split between threads from 1 MB up.
 void concat_blocks(void* dst, const void* const* srcs, const size_t* block_bytes, size_t count, int64_t rows);
 
 // Sets every element of a contiguous buffer of `numel` elements of `dtype` to `value`, converted

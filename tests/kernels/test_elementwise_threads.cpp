@@ -92,3 +92,38 @@ TEST_CASE("binary and copy_cast give the same bits on 1 and 2 threads") {
   CHECK(one[1 * cols + 2] == a[2 * rows + 1] / b[2]);
   CHECK(cast_two[5 * cols + 7] == static_cast<double>(a[7 * rows + 5]));
 }
+
+TEST_CASE("concat_blocks puts every row's blocks in order on 1 and 2 threads, above and below its 1 MB split") {
+  const int saved = cpu::get_num_threads();
+  // {rows, floats of each block a row}: 1 MB and more (split between threads, 3 and 7 rows so the
+  // split is uneven; an empty block in the middle), and a small copy on the calling thread.
+  const std::vector<std::pair<int64_t, std::vector<size_t>>> cases{
+      {3, {100000, 0, 37}}, {7, {50021, 40000}}, {1, {300000, 1}}, {5, {3, 4}}};
+  for (const auto& [rows, floats] : cases) {
+    std::vector<std::vector<float>> srcs;
+    std::vector<const void*> ptrs;
+    std::vector<size_t> bytes;
+    size_t row_floats = 0;
+    for (size_t i = 0; i < floats.size(); ++i) {
+      srcs.emplace_back(static_cast<size_t>(rows) * floats[i]);
+      std::iota(srcs.back().begin(), srcs.back().end(), float(i) * 1e6f);
+      ptrs.push_back(srcs.back().data());
+      bytes.push_back(floats[i] * sizeof(float));
+      row_floats += floats[i];
+    }
+    std::vector<float> want;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (size_t i = 0; i < floats.size(); ++i) {
+        want.insert(want.end(), srcs[i].begin() + r * floats[i], srcs[i].begin() + (r + 1) * floats[i]);
+      }
+    }
+    for (int threads : {1, 2}) {
+      cpu::set_num_threads(threads);
+      std::vector<float> out(static_cast<size_t>(rows) * row_floats, -1.0f);
+      cpu::concat_blocks(out.data(), ptrs.data(), bytes.data(), ptrs.size(), rows);
+      CAPTURE(threads, rows, floats);
+      CHECK(out == want);
+    }
+  }
+  cpu::set_num_threads(saved);
+}
