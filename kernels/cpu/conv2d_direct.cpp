@@ -37,8 +37,8 @@ int64_t taps(const Conv2dShape& s) { return s.in_channels * s.kernel_h * s.kerne
 // the `if constexpr (KB > j)` inside X drops the unused ones.
 #define EMBER_BLOCK(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
 
-// What the tiles of one block read of s, computed once per block (the division in out_h() and
-// out_w() cost 7 % of a tile when each tile did it).
+// What the tiles of one block read of s, computed once per block (each tile had divided twice,
+// in out_h() and out_w(), for the grid length).
 struct TileGeometry {
   int64_t K, C, R, Q, W, HW, len;
 };
@@ -74,7 +74,9 @@ __attribute__((target("avx512f"))) void tile_avx512(const float* x, const float*
         const float* xv = xc + r * W + q;
         const float* wv = wt + ((c * R + r) * Q + q) * K;
         const __m512 x0 = Masked ? _mm512_maskz_loadu_ps(m0, xv) : _mm512_loadu_ps(xv);
-        const __m512 x1 = NV == 1 ? x0 : Masked ? _mm512_maskz_loadu_ps(m1, xv + 16) : _mm512_loadu_ps(xv + 16);
+        const __m512 x1 = NV == 1  ? x0
+                          : Masked ? _mm512_maskz_loadu_ps(m1, xv + 16)
+                                   : _mm512_loadu_ps(xv + 16);
 #define EMBER_FMA(j)                                                                           \
   if constexpr (KB > j) {                                                                       \
     const __m512 wj = _mm512_set1_ps(wv[j]);                                                    \

@@ -49,7 +49,8 @@ void concat_blocks(void* dst, const void* const* srcs, const size_t* block_bytes
       char* out = static_cast<char*>(dst) + static_cast<size_t>(r) * row_bytes;
       for (size_t i = 0; i < count; ++i) {
         if (block_bytes[i] == 0) continue;
-        std::memcpy(out, static_cast<const char*>(srcs[i]) + static_cast<size_t>(r) * block_bytes[i], block_bytes[i]);
+        const char* from = static_cast<const char*>(srcs[i]) + static_cast<size_t>(r) * block_bytes[i];
+        std::memcpy(out, from, block_bytes[i]);
         out += block_bytes[i];
       }
     }
