@@ -21,7 +21,7 @@ int64_t conv2d_backward_weight_workspace(const Conv2dShape& s);
 // y = conv(x, w) + bias. Requires: every size >= 1, strides and dilations >= 1, pads >= 0,
 //   out_h(), out_w() >= 1; bias_or_null may be nullptr; workspace holds
 //   conv2d_forward_workspace(s) elements. Guarantees: overwrites y; deterministic. float with
-//   stride 1, no dilation and groups 1 on an AVX-512 or AVX2 CPU runs a direct kernel (no
+//   stride 1 and no dilation (any groups) on an AVX-512 or AVX2 CPU runs a direct kernel (no
 //   im2col, the same result for every thread count; a padded input is copied into a zero border
 //   first); elsewhere im2col + gemm. The two round differently.
 template <class T>
@@ -31,7 +31,7 @@ void conv2d_forward(const T* x, const T* w, const T* bias_or_null, T* y, const C
 // dx = d(loss)/dx given dy = d(loss)/dy. Requires as conv2d_forward, workspace of
 //   conv2d_backward_input_workspace(s) elements. Guarantees: overwrites dx (positions no window
 //   reads get 0); deterministic for a fixed get_num_threads(). float with stride 1, no dilation,
-//   groups 1, padding and pad <= kernel - 1 on an AVX-512 or AVX2 CPU runs the direct forward
+//   padding and pad <= kernel - 1 on an AVX-512 or AVX2 CPU runs the direct forward
 //   kernel on dy padded by kernel - 1 - pad with the flipped weights (the same result for every
 //   thread count).
 template <class T>
@@ -39,8 +39,8 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
 
 // dw = d(loss)/dw and, when dbias_or_null is not nullptr, dbias = sum of dy over batch and
 //   positions. Requires as conv2d_forward, workspace of conv2d_backward_weight_workspace(s)
-//   elements. Guarantees: overwrites dw and dbias; deterministic. float with stride 1, no
-//   dilation and groups 1 on an AVX-512 or AVX2 CPU runs a direct kernel (no im2col, the same result
+//   elements. Guarantees: overwrites dw and dbias; deterministic. float with stride 1 and no
+//   dilation on an AVX-512 or AVX2 CPU runs a direct kernel (no im2col, the same result
 //   for every thread count); elsewhere im2col + gemm over groups of images, the same result for
 //   a fixed get_num_threads() (per-thread partial sums over fixed image ranges, added in thread
 //   order). The two round differently.

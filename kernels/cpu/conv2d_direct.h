@@ -41,7 +41,8 @@ inline __mmask16 direct_lanes16(int64_t n) {
 inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
 inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
 
-// True when direct_forward runs s: groups 1, stride 1, pad 0, dilation 1, and direct_isa() is not none.
+// True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none. Any
+// groups: each group's channel slices of x, w and y are read and written in place.
 bool direct_forward_applies(const Conv2dShape& s);
 
 // Elements of float direct_forward needs: the weights transposed to [C*R*S, K] plus one
@@ -54,7 +55,8 @@ int64_t direct_forward_workspace(const Conv2dShape& s);
 void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                     const Conv2dShape& s, float* workspace);
 
-// True when direct_weight_grad runs s: groups 1, stride 1, pad 0, dilation 1, and direct_isa() is not none.
+// True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, any groups, and direct_isa()
+// is not none.
 bool direct_weight_grad_applies(const Conv2dShape& s);
 
 // Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of
@@ -70,14 +72,14 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 
 // Padded stride-1 convs on the kernels above (Note [padded direct convolutions] in
 // conv2d_direct_padded.cpp). direct_padded_shape(s) is s on its input with the zero border
-// included (pad 0). direct_padded_applies(s): s has padding, and direct_forward_applies to its
-// padded shape. direct_input_grad_applies(s): also pad <= kernel - 1 in both dimensions.
+// included (pad 0). direct_padded_applies(s): s has padding, is not depthwise,
+// and direct_forward_applies to its padded shape. direct_input_grad_applies(s): also pad <= kernel - 1 in both dimensions.
 // Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
 // chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
 // direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad
 // overwrites dx.
-// One channel group of s as an ungrouped conv (groups 1, group_in() / group_out() channels):
-// what im2col + gemm and the direct kernels see of a grouped conv.
+// group_slice(s): one channel group of s as an ungrouped conv (groups 1, group_in() /
+// group_out() channels), what im2col + gemm sees of a grouped conv.
 Conv2dShape group_slice(const Conv2dShape& s);
 Conv2dShape direct_padded_shape(const Conv2dShape& s);
 bool direct_padded_applies(const Conv2dShape& s);

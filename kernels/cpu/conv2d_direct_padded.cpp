@@ -20,17 +20,15 @@ namespace {
 // they replace wrote and re-packed R * Q copies of it (ResNet-8's 3x3 convs: 45 % of the
 // training step was im2col, gemm packing and memcpy).
 //
-// Channel groups (a ResNeXt block's 3x3) run one group at a time as an ungrouped conv: the copy
-// that adds the border also gathers the group's channels of each image into one contiguous
-// block, and the group's output (y, dx) or dy is moved between its channel slice and a
-// contiguous scratch. The copies are made for chunks of images of at most kChunkFloats, so that
-// the workspace does not grow with the batch (a whole ResNet-50 batch padded would be another
-// activation's worth of memory).
+// Channel groups (a ResNeXt block's 3x3) need nothing here: the direct kernels take each group's
+// channel slices of the padded copy and of y, dy or dx in place. The copies are made for chunks
+// of images of at most kChunkFloats, so that the workspace does not grow with the batch (a whole
+// ResNet-50 batch padded would be another activation's worth of memory).
 
 constexpr int64_t kChunkFloats = int64_t(1) << 22;  // 16 MB
 
-// The conv that computes dx of s (ungrouped) on dy padded by (R - 1 - pad): channels swapped,
-// no padding.
+// The conv that computes dx of s on dy padded by (R - 1 - pad): channels swapped (each group's
+// too), no padding.
 Conv2dShape input_grad_shape(const Conv2dShape& s) {
   Conv2dShape g = s;
   g.in_channels = s.out_channels;
@@ -69,15 +67,6 @@ void pad_images(const float* src, int64_t src_image, int64_t images, int64_t pla
   for (int64_t i = 0; i < total; ++i) one(i);
 }
 
-// `floats` floats of each of `images` images from src (image stride src_image) to dst (stride
-// dst_image): a group's channel slice to or from its contiguous scratch.
-void copy_images(const float* src, int64_t src_image, float* dst, int64_t dst_image,
-                 int64_t images, int64_t floats) {
-  for (int64_t n = 0; n < images; ++n) {
-    std::memcpy(dst + n * dst_image, src + n * src_image, static_cast<size_t>(floats) * sizeof(float));
-  }
-}
-
 // Floats of one image of shape p's input.
 int64_t image_floats(const Conv2dShape& p) { return p.in_channels * p.in_h * p.in_w; }
 
@@ -91,12 +80,6 @@ int64_t aligned(int64_t floats) { return (floats + 15) / 16 * 16; }
 
 int64_t chunk_floats(const Conv2dShape& p) { return aligned(chunk_images(p) * image_floats(p)); }
 
-// The scratch for a group's output (or dy) of one chunk: `per_image` floats an image; none
-// without groups, where the kernels read and write the tensors in place.
-int64_t group_scratch_floats(const Conv2dShape& s, const Conv2dShape& p, int64_t per_image) {
-  return s.groups > 1 ? aligned(chunk_images(p) * per_image) : 0;
-}
-
 // Images [n0, n0 + part.batch) of shape p.
 Conv2dShape images_of(const Conv2dShape& p, int64_t n0) {
   Conv2dShape part = p;
@@ -108,12 +91,12 @@ int64_t weight_floats(const Conv2dShape& s) {
   return s.out_channels * s.group_in() * s.kernel_h * s.kernel_w;
 }
 
-// x's channels of group g of images [n0, n0 + part.batch), into `padded` with s's zero border.
-void pad_group_input(const float* x, const Conv2dShape& s, const Conv2dShape& part, int64_t n0,
-                     int64_t g, float* padded) {
-  const int64_t HW = s.in_h * s.in_w, x_image = s.in_channels * HW;
-  pad_images(x + n0 * x_image + g * part.in_channels * HW, x_image, part.batch, part.in_channels,
-             s.in_h, s.in_w, s.pad_h, s.pad_w, padded);
+// The images of a chunk of p padded from x: planes of s's input with s's zero border.
+void pad_chunk(const float* x, const Conv2dShape& s, const Conv2dShape& part, int64_t n0,
+               float* padded) {
+  const int64_t x_image = s.in_channels * s.in_h * s.in_w;
+  pad_images(x + n0 * x_image, x_image, part.batch, s.in_channels, s.in_h, s.in_w, s.pad_h,
+             s.pad_w, padded);
 }
 
 }  // namespace
@@ -135,8 +118,8 @@ Conv2dShape direct_padded_shape(const Conv2dShape& s) {
 }
 
 bool direct_padded_applies(const Conv2dShape& s) {
-  return !s.depthwise() && (s.pad_h > 0 || s.pad_w > 0 || s.groups > 1) &&
-         direct_forward_applies(direct_padded_shape(group_slice(s)));
+  return !s.depthwise() && (s.pad_h > 0 || s.pad_w > 0) &&
+         direct_forward_applies(direct_padded_shape(s));
 }
 
 bool direct_input_grad_applies(const Conv2dShape& s) {
@@ -144,87 +127,65 @@ bool direct_input_grad_applies(const Conv2dShape& s) {
 }
 
 int64_t direct_padded_forward_workspace(const Conv2dShape& s) {
-  const Conv2dShape p = direct_padded_shape(group_slice(s));
-  return chunk_floats(p) + group_scratch_floats(s, p, p.out_channels * s.out_h() * s.out_w()) +
-         direct_forward_workspace(p);
+  const Conv2dShape p = direct_padded_shape(s);
+  return chunk_floats(p) + direct_forward_workspace(p);
 }
 
 void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                            const Conv2dShape& s, float* workspace) {
-  const Conv2dShape p = direct_padded_shape(group_slice(s));
-  const int64_t Cg = p.in_channels, Kg = p.out_channels, P = s.out_h() * s.out_w();
-  const int64_t y_image = s.out_channels * P;
+  const Conv2dShape p = direct_padded_shape(s);
+  const int64_t y_image = s.out_channels * s.out_h() * s.out_w();
   float* padded = workspace;
-  float* scratch = padded + chunk_floats(p);
-  float* rest = scratch + group_scratch_floats(s, p, Kg * P);
+  float* rest = padded + chunk_floats(p);
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
     const Conv2dShape part = images_of(p, n0);
-    for (int64_t g = 0; g < s.groups; ++g) {
-      pad_group_input(x, s, part, n0, g, padded);
-      float* out = s.groups == 1 ? y + n0 * y_image : scratch;
-      direct_forward(padded, w + g * Kg * Cg * s.kernel_h * s.kernel_w,
-                     bias_or_null ? bias_or_null + g * Kg : nullptr, out, part, rest);
-      if (s.groups > 1) {
-        copy_images(scratch, Kg * P, y + n0 * y_image + g * Kg * P, y_image, part.batch, Kg * P);
-      }
-    }
+    pad_chunk(x, s, part, n0, padded);
+    direct_forward(padded, w, bias_or_null, y + n0 * y_image, part, rest);
   }
 }
 
 int64_t direct_padded_weight_grad_workspace(const Conv2dShape& s) {
-  const Conv2dShape p = direct_padded_shape(group_slice(s));
-  return chunk_floats(p) + aligned(weight_floats(s) / s.groups) +
-         group_scratch_floats(s, p, p.out_channels * s.out_h() * s.out_w()) + direct_weight_grad_workspace(p);
+  const Conv2dShape p = direct_padded_shape(s);
+  return chunk_floats(p) + aligned(weight_floats(s)) + direct_weight_grad_workspace(p);
 }
 
 // dw = the sum of the chunks' weight gradients, added chunk by chunk in order (a fixed order:
 // the same bits for every thread count).
 void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                                float* workspace) {
-  const Conv2dShape p = direct_padded_shape(group_slice(s));
-  const int64_t Kg = p.out_channels, P = s.out_h() * s.out_w(), y_image = s.out_channels * P;
-  const int64_t group_weights = Kg * p.in_channels * s.kernel_h * s.kernel_w;
+  const Conv2dShape p = direct_padded_shape(s);
+  const int64_t y_image = s.out_channels * s.out_h() * s.out_w(), weights = weight_floats(s);
   float* padded = workspace;
   float* partial = padded + chunk_floats(p);
-  float* scratch = partial + aligned(group_weights);
-  float* rest = scratch + group_scratch_floats(s, p, Kg * P);
+  float* rest = partial + aligned(weights);
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(p)) {
     const Conv2dShape part = images_of(p, n0);
-    for (int64_t g = 0; g < s.groups; ++g) {
-      pad_group_input(x, s, part, n0, g, padded);
-      const float* dy_group = dy + n0 * y_image;
-      if (s.groups > 1) {
-        copy_images(dy + n0 * y_image + g * Kg * P, y_image, scratch, Kg * P, part.batch, Kg * P);
-        dy_group = scratch;
-      }
-      float* dw_group = dw + g * group_weights;
-      if (n0 == 0) {
-        direct_weight_grad(dy_group, padded, dw_group, part, rest);
-        continue;
-      }
-      direct_weight_grad(dy_group, padded, partial, part, rest);
-      for (int64_t i = 0; i < group_weights; ++i) dw_group[i] += partial[i];
+    pad_chunk(x, s, part, n0, padded);
+    if (n0 == 0) {
+      direct_weight_grad(dy, padded, dw, part, rest);
+      continue;
     }
+    direct_weight_grad(dy + n0 * y_image, padded, partial, part, rest);
+    for (int64_t i = 0; i < weights; ++i) dw[i] += partial[i];
   }
 }
 
 int64_t direct_input_grad_workspace(const Conv2dShape& s) {
-  const Conv2dShape g = input_grad_shape(group_slice(s));
-  return chunk_floats(g) + aligned(weight_floats(s)) +
-         group_scratch_floats(s, g, g.out_channels * s.in_h * s.in_w) + direct_forward_workspace(g);
+  const Conv2dShape g = input_grad_shape(s);
+  return chunk_floats(g) + aligned(weight_floats(s)) + direct_forward_workspace(g);
 }
 
 void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
                        float* workspace) {
-  const Conv2dShape gs = input_grad_shape(group_slice(s));
-  const int64_t Kg = gs.in_channels, Cg = gs.out_channels, R = s.kernel_h, Q = s.kernel_w;
-  const int64_t HW = s.in_h * s.in_w, P = s.out_h() * s.out_w();
-  const int64_t dy_image = s.out_channels * P, dx_image = s.in_channels * HW;
+  const Conv2dShape gs = input_grad_shape(s);
+  const int64_t Kg = s.group_out(), Cg = s.group_in(), R = s.kernel_h, Q = s.kernel_w;
+  const int64_t dy_image = s.out_channels * s.out_h() * s.out_w();
+  const int64_t dx_image = s.in_channels * s.in_h * s.in_w;
   float* dy_padded = workspace;
   float* flipped = dy_padded + chunk_floats(gs);
-  float* scratch = flipped + aligned(weight_floats(s));
-  float* rest = scratch + group_scratch_floats(s, gs, Cg * HW);
-  // Group g's weights w[g * Kg + k, c] flipped to flipped[g][c, k].
+  float* rest = flipped + aligned(weight_floats(s));
+  // Group g's weights w[g * Kg + k, c] flipped to flipped[g * Cg + c, k]: gs's weight, whose
+  // group g maps the group's Kg channels of dy to its Cg channels of dx.
   for (int64_t g = 0; g < s.groups; ++g) {
     for (int64_t k = 0; k < Kg; ++k) {
       for (int64_t c = 0; c < Cg; ++c) {
@@ -236,15 +197,9 @@ void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dS
   }
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(gs)) {
     const Conv2dShape part = images_of(gs, n0);
-    for (int64_t g = 0; g < s.groups; ++g) {
-      pad_images(dy + n0 * dy_image + g * Kg * P, dy_image, part.batch, Kg, s.out_h(), s.out_w(),
-                 R - 1 - s.pad_h, Q - 1 - s.pad_w, dy_padded);
-      float* out = s.groups == 1 ? dx + n0 * dx_image : scratch;
-      direct_forward(dy_padded, flipped + g * Cg * Kg * R * Q, nullptr, out, part, rest);
-      if (s.groups > 1) {
-        copy_images(scratch, Cg * HW, dx + n0 * dx_image + g * Cg * HW, dx_image, part.batch, Cg * HW);
-      }
-    }
+    pad_images(dy + n0 * dy_image, dy_image, part.batch, s.out_channels, s.out_h(), s.out_w(),
+               R - 1 - s.pad_h, Q - 1 - s.pad_w, dy_padded);
+    direct_forward(dy_padded, flipped, nullptr, dx + n0 * dx_image, part, rest);
   }
 }
 

@@ -20,7 +20,9 @@ namespace {
 // kernel held 10 channels x 1 tap (11 loads for 10 FMAs) and streamed the whole batch from L2
 // once per tap: it was 43 % of the training step.
 //
-// A task is one tile position (k block, c, tap block); tasks are split between threads, so each
+// A task is one tile position (channel group, k block, c, tap block), the k block and c within
+// the group, so a grouped conv runs as one set of tasks on x and dy in place (no per-group copies
+// of dy, one fork); tasks are split between threads, so each
 // weight is summed by one thread in the same order whatever the thread count. Images are taken in
 // groups (kGroupBudget) whose dyg (built per thread for the channels its tasks touch) and x stay
 // in cache while every task of the thread runs over them; the tiles' accumulators are kept in the
@@ -60,25 +62,31 @@ constexpr int64_t kGroupBudget = 65536;
 // FMAs, where blocks of one row, 4 x 3, took 7 for 12). Each weight's sum is the same whatever
 // tile holds it, so the blocking does not change the results.
 struct Tasks {
-  int64_t k_blocks, tap_blocks, count;
+  int64_t k_blocks, tap_blocks, count;  // k_blocks of one group
   explicit Tasks(const Conv2dShape& s, const TileLimits& limits = tile_limits())
-      : k_blocks(direct_blocks(s.out_channels, limits.channels)),
+      : k_blocks(direct_blocks(s.group_out(), limits.channels)),
         tap_blocks(direct_blocks(s.kernel_h * s.kernel_w, limits.taps)),
-        count(k_blocks * s.in_channels * tap_blocks) {}
+        count(s.groups * k_blocks * s.group_in() * tap_blocks) {}
 };
 
-// Task t = (k block, c, tap block) in that order (tap block fastest), as ranges.
+// Task t = (group, k block, c, tap block) in that order (tap block fastest), as ranges: output
+// channels [k0, k1) and input channel x_channel of the whole tensors, c within the group (dw's
+// dim 1).
 struct Tile {
-  int64_t k0, k1, c, tap0, tap1;
+  int64_t k0, k1, c, x_channel, tap0, tap1;
 };
 
 Tile tile_of(const Tasks& tasks, const Conv2dShape& s, int64_t t) {
-  const int64_t RQ = s.kernel_h * s.kernel_w, tb = t % tasks.tap_blocks;
+  const int64_t RQ = s.kernel_h * s.kernel_w, Kg = s.group_out(), Cg = s.group_in();
+  const int64_t tb = t % tasks.tap_blocks;
   t /= tasks.tap_blocks;
-  const int64_t c = t % s.in_channels, kb = t / s.in_channels;
-  return {direct_block_start(s.out_channels, tasks.k_blocks, kb),
-          direct_block_start(s.out_channels, tasks.k_blocks, kb + 1),
+  const int64_t c = t % Cg;
+  t /= Cg;
+  const int64_t kb = t % tasks.k_blocks, group = t / tasks.k_blocks;
+  return {group * Kg + direct_block_start(Kg, tasks.k_blocks, kb),
+          group * Kg + direct_block_start(Kg, tasks.k_blocks, kb + 1),
           c,
+          group * Cg + c,
           direct_block_start(RQ, tasks.tap_blocks, tb),
           direct_block_start(RQ, tasks.tap_blocks, tb + 1)};
 }
@@ -330,11 +338,11 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
       for (int64_t tap = tile.tap0; tap < tile.tap1; ++tap) {
         offsets[tap - tile.tap0] = tap / Q * W + tap % Q;
       }
-      tile_fn(tile)(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld, x + (n0 * C + tile.c) * HW, C * HW,
+      tile_fn(tile)(dyg + (tile.k0 - k_lo) * ld, dyg_image, ld, x + (n0 * C + tile.x_channel) * HW, C * HW,
                     offsets, nb, masks, n0 == 0, acc + (t - t0) * kTileFloats);
     }
   }
-  const int64_t CRQ = C * s.kernel_h * s.kernel_w, lanes = tile_limits().lanes;
+  const int64_t CRQ = s.group_in() * s.kernel_h * s.kernel_w, lanes = tile_limits().lanes;
   for (int64_t t = t0; t < t1; ++t) {
     const Tile tile = tile_of(tasks, s, t);
     const float* a = acc + (t - t0) * kTileFloats;
@@ -356,7 +364,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 }  // namespace
 
 bool direct_weight_grad_applies(const Conv2dShape& s) {
-  return s.groups == 1 && direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 &&
+  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 &&
          s.pad_h == 0 && s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
 }
 

@@ -148,9 +148,11 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({2, 2, 6, 9, 3, 3, 3, 1, 1, 0, 2});      // padding in one dimension only
   out.push_back({2, 2, 5, 5, 3, 3, 3, 1, 1, 3, 0});      // pad_h > R - 1: dx takes im2col
   out.push_back({1, 12, 1, 1, 11, 1, 1, 1, 1, 1, 1});    // a 1x1 image padded to 3x3
-  // Channel groups, one group at a time through a contiguous copy.
+  // Channel groups: every group's slices of x, w and y in place.
   //              batch C  H   W  K  R  S  sh sw ph pw dh dw groups
   out.push_back({2, 8, 9, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4});     // groups 4: 2 in, 3 out each
+  out.push_back({3, 8, 10, 19, 24, 3, 3, 1, 1, 1, 1, 1, 1, 2});    // 12 out a group: 2 or 3 blocks each
+  out.push_back({2, 8, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4});       // 1 out a group: dx's conv is depthwise
   out.push_back({3, 6, 7, 20, 4, 3, 1, 1, 1, 0, 0, 1, 1, 2});      // groups, no padding
   out.push_back({2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 4});   // a ResNeXt-style 3x3
   out.push_back({2, 6, 5, 5, 6, 3, 3, 1, 1, 3, 0, 1, 1, 3});       // pad_h > R - 1: dx takes im2col
@@ -220,6 +222,7 @@ TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded ch
   cpu::set_num_threads(2);
   check_conv<float>(Conv2dShape{5, 16, 256, 256, 2, 3, 3, 1, 1, 1, 1}, true, rng);
   check_conv<float>(Conv2dShape{5, 1, 256, 256, 16, 3, 3, 1, 1, 1, 1}, true, rng);
+  check_conv<float>(Conv2dShape{5, 16, 256, 256, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2}, true, rng);  // grouped
   cpu::set_num_threads(saved);
 }
 
