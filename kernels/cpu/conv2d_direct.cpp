@@ -213,13 +213,12 @@ void forward_task(DirectIsa isa, int64_t t, const float* x, const float* wt, con
                   float* y, const Conv2dShape& s, float* scratch) {
   const int64_t Kg = s.group_out(), nb = channel_blocks(s), b = t % nb;
   const int64_t group = t / nb % s.groups, n = t / nb / s.groups;
-  // Global output channels [k0, k1) of the group's block.
-  const int64_t k0 = group * Kg + direct_block_start(Kg, nb, b);
-  const int64_t k1 = group * Kg + direct_block_start(Kg, nb, b + 1);
+  // The block's first channel within its group, and its output channels [k0, k1) of y.
+  const int64_t first = direct_block_start(Kg, nb, b);
+  const int64_t k0 = group * Kg + first, k1 = group * Kg + direct_block_start(Kg, nb, b + 1);
   const int64_t OH = s.out_h(), OW = s.out_w(), W = s.in_w, ld = direct_grid_ld(s);
   const float* xg = x + (n * s.in_channels + group * s.group_in()) * s.in_h * W;
-  // The group's transposed weights, then its block's first channel within them.
-  const float* wg = wt + group * Kg * taps(s) + (k0 - group * Kg);
+  const float* wg = wt + group * Kg * taps(s) + first;  // the group's transposed weights
   block_grid_any(int(k1 - k0), isa, xg, wg, bias ? bias + k0 : nullptr, scratch, s);
   for (int64_t k = k0; k < k1; ++k) {
     const float* g = scratch + (k - k0) * ld;

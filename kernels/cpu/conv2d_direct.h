@@ -45,8 +45,8 @@ inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return
 // groups: each group's channel slices of x, w and y are read and written in place.
 bool direct_forward_applies(const Conv2dShape& s);
 
-// Elements of float direct_forward needs: the weights transposed to [C*R*S, K] plus one
-// output scratch per thread of get_num_threads().
+// Elements of float direct_forward needs: each group's weights transposed to
+// [C/groups*R*S, K/groups] plus one output scratch per thread of get_num_threads().
 int64_t direct_forward_workspace(const Conv2dShape& s);
 
 // y = conv(x, w) + bias, as conv2d_forward. Requires direct_forward_applies(s) and a workspace of
@@ -72,8 +72,9 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 
 // Padded stride-1 convs on the kernels above (Note [padded direct convolutions] in
 // conv2d_direct_padded.cpp). direct_padded_shape(s) is s on its input with the zero border
-// included (pad 0). direct_padded_applies(s): s has padding, is not depthwise,
-// and direct_forward_applies to its padded shape. direct_input_grad_applies(s): also pad <= kernel - 1 in both dimensions.
+// included (pad 0). direct_padded_applies(s): s has padding, is not depthwise, and
+// direct_forward_applies to its padded shape. direct_input_grad_applies(s): also
+// pad <= kernel - 1 in both dimensions.
 // Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
 // chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
 // direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad
