@@ -1,7 +1,8 @@
-// conv2d with groups (issue 17): the depthwise 3x3 of a MobileNet block at stride 1 and 2, and a
-// grouped 3x3 of a ResNeXt-style block, forward / input gradient / weight gradient, as the conv2d
-// cases of bench_ops.cpp. The depthwise conv is memory-bound: its GB/s against the target's copy
-// bandwidth ceiling is the number to read.
+// conv2d with groups, strides and 1x1 kernels (issue 17): the depthwise 3x3 of a MobileNet block at
+// stride 1 and 2, a grouped 3x3 of a ResNeXt-style block, and every convolution shape of ResNet-8
+// (ember-fashion's network, at its batch of 128: the layers behind resnet8_train_step), forward /
+// input gradient / weight gradient, as the conv2d cases of bench_ops.cpp. The depthwise conv is
+// memory-bound: its GB/s against the target's copy bandwidth ceiling is the number to read.
 #include "benchmarks/bench_common.h"
 #include "ember/nn/functional.h"
 
@@ -24,6 +25,15 @@ const GroupedCase kCases[] = {
     {"depthwise", 32, 144, 28, 28, 144, 3, 1, 1, 144},     // MobileNetV2 block, 3x3 s1 p1
     {"depthwise_s2", 32, 144, 56, 56, 144, 3, 2, 1, 144},  // its stride-2 block: 56x56 -> 28x28
     {"grouped", 32, 64, 28, 28, 64, 3, 1, 1, 4},           // ResNeXt-style 3x3, groups 4
+    // ResNet-8 at batch 128: the stem, then each block's 3x3 convolutions and 1x1 shortcuts.
+    {"resnet8_stem", 128, 1, 28, 28, 16, 3, 1, 1, 1},
+    {"resnet8_c16", 128, 16, 28, 28, 16, 3, 1, 1, 1},
+    {"resnet8_c32_s2", 128, 16, 28, 28, 32, 3, 2, 1, 1},
+    {"resnet8_c32", 128, 32, 14, 14, 32, 3, 1, 1, 1},
+    {"resnet8_c32_1x1_s2", 128, 16, 28, 28, 32, 1, 2, 0, 1},
+    {"resnet8_c64_s2", 128, 32, 14, 14, 64, 3, 2, 1, 1},
+    {"resnet8_c64", 128, 64, 7, 7, 64, 3, 1, 1, 1},
+    {"resnet8_c64_1x1_s2", 128, 32, 14, 14, 64, 1, 2, 0, 1},
 };
 
 }  // namespace

@@ -34,6 +34,10 @@ OPS.update({f"{p}/{d}": "us" for p in ("avg_pool2d/3x3s2", "adaptive_avg_pool2d/
                                         "adaptive_avg_pool2d/global_large") for d in ("forward", "backward")})
 OPS.update({f"conv2d/{c}/{p}": "us" for c in ("depthwise", "depthwise_s2", "grouped")
             for p in ("forward", "input_grad", "weight_grad")})
+# ResNet-8's convolutions at batch 128: the layers behind resnet8_train_step.
+OPS.update({f"conv2d/resnet8_{c}/{p}": "us"
+            for c in ("stem", "c16", "c32_s2", "c32", "c32_1x1_s2", "c64_s2", "c64", "c64_1x1_s2")
+            for p in ("forward", "input_grad", "weight_grad")})
 OPS.update({"clamp/relu6_mobilenet/forward": "us", "clamp/relu6_mobilenet/backward": "us",
             "var/resnet_nhw/forward": "us", "masked_fill/causal_attention/forward": "us",
             "dropout2d/resnet/forward": "us"})

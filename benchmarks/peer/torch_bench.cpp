@@ -180,15 +180,24 @@ int main(int argc, char** argv) {
       return torch::conv2d(x, wg, bg);
     }, dy, min_time / 4), "us");
   }
-  // conv2d with groups (benchmarks/bench_ops_conv_groups.cpp): depthwise 3x3 MobileNet blocks and a grouped 3x3.
-  struct GroupedConv { const char* name; int64_t n, c, h, k, stride, groups; };
-  for (const GroupedConv& c : {GroupedConv{"depthwise", 32, 144, 28, 144, 1, 144},
-                               GroupedConv{"depthwise_s2", 32, 144, 56, 144, 2, 144},
-                               GroupedConv{"grouped", 32, 64, 28, 64, 1, 4}}) {
-    torch::Tensor x = torch::randn({c.n, c.c, c.h, c.h}), w = torch::randn({c.k, c.c / c.groups, 3, 3});
+  // conv2d with groups, strides and 1x1 kernels (benchmarks/bench_ops_conv_groups.cpp): depthwise
+  // 3x3 MobileNet blocks, a grouped 3x3, and ResNet-8's convolutions at batch 128.
+  struct GroupedConv { const char* name; int64_t n, c, h, k, r, stride, padding, groups; };
+  for (const GroupedConv& c : {GroupedConv{"depthwise", 32, 144, 28, 144, 3, 1, 1, 144},
+                               GroupedConv{"depthwise_s2", 32, 144, 56, 144, 3, 2, 1, 144},
+                               GroupedConv{"grouped", 32, 64, 28, 64, 3, 1, 1, 4},
+                               GroupedConv{"resnet8_stem", 128, 1, 28, 16, 3, 1, 1, 1},
+                               GroupedConv{"resnet8_c16", 128, 16, 28, 16, 3, 1, 1, 1},
+                               GroupedConv{"resnet8_c32_s2", 128, 16, 28, 32, 3, 2, 1, 1},
+                               GroupedConv{"resnet8_c32", 128, 32, 14, 32, 3, 1, 1, 1},
+                               GroupedConv{"resnet8_c32_1x1_s2", 128, 16, 28, 32, 1, 2, 0, 1},
+                               GroupedConv{"resnet8_c64_s2", 128, 32, 14, 64, 3, 2, 1, 1},
+                               GroupedConv{"resnet8_c64", 128, 64, 7, 64, 3, 1, 1, 1},
+                               GroupedConv{"resnet8_c64_1x1_s2", 128, 32, 14, 64, 1, 2, 0, 1}}) {
+    torch::Tensor x = torch::randn({c.n, c.c, c.h, c.h}), w = torch::randn({c.k, c.c / c.groups, c.r, c.r});
     torch::Tensor b = torch::randn({c.k});
     auto conv = [&](const torch::Tensor& xi, const torch::Tensor& wi, const torch::Tensor& bi) {
-      return torch::conv2d(xi, wi, bi, {c.stride, c.stride}, {1, 1}, {1, 1}, c.groups);
+      return torch::conv2d(xi, wi, bi, {c.stride, c.stride}, {c.padding, c.padding}, {1, 1}, c.groups);
     };
     torch::Tensor dy = torch::randn_like(conv(x, w, b));
     const std::string base = std::string("conv2d/") + c.name;

@@ -146,14 +146,23 @@ def op_cases(b):
             wg.grad, bg.grad = None, None
             return F.conv2d(x, wg, bg)
         out[f"conv2d/{name}/weight_grad"] = b.backward_only(fwd_w, dy, t)
-    # conv2d with groups (benchmarks/bench_ops_conv_groups.cpp).
-    for name, (n, c, h, k, stride, groups) in {"depthwise": (32, 144, 28, 144, 1, 144),
-                                               "depthwise_s2": (32, 144, 56, 144, 2, 144),
-                                               "grouped": (32, 64, 28, 64, 1, 4)}.items():
-        x, w, bias = b.randn(n, c, h, h), b.randn(k, c // groups, 3, 3), b.randn(k)
+    # conv2d with groups, strides and 1x1 kernels (benchmarks/bench_ops_conv_groups.cpp).
+    grouped_cases = {"depthwise": (32, 144, 28, 144, 3, 1, 1, 144),
+                     "depthwise_s2": (32, 144, 56, 144, 3, 2, 1, 144),
+                     "grouped": (32, 64, 28, 64, 3, 1, 1, 4),
+                     "resnet8_stem": (128, 1, 28, 16, 3, 1, 1, 1),
+                     "resnet8_c16": (128, 16, 28, 16, 3, 1, 1, 1),
+                     "resnet8_c32_s2": (128, 16, 28, 32, 3, 2, 1, 1),
+                     "resnet8_c32": (128, 32, 14, 32, 3, 1, 1, 1),
+                     "resnet8_c32_1x1_s2": (128, 16, 28, 32, 1, 2, 0, 1),
+                     "resnet8_c64_s2": (128, 32, 14, 64, 3, 2, 1, 1),
+                     "resnet8_c64": (128, 64, 7, 64, 3, 1, 1, 1),
+                     "resnet8_c64_1x1_s2": (128, 32, 14, 64, 1, 2, 0, 1)}
+    for name, (n, c, h, k, r, stride, padding, groups) in grouped_cases.items():
+        x, w, bias = b.randn(n, c, h, h), b.randn(k, c // groups, r, r), b.randn(k)
 
-        def conv(xi, wi, bi, stride=stride, groups=groups):
-            return F.conv2d(xi, wi, bi, stride=stride, padding=1, groups=groups)
+        def conv(xi, wi, bi, stride=stride, padding=padding, groups=groups):
+            return F.conv2d(xi, wi, bi, stride=stride, padding=padding, groups=groups)
         out[f"conv2d/{name}/forward"] = b.timed(lambda: conv(x, w, bias), t)
         dy = torch.randn_like(conv(x, w, bias))
         xg = x.clone().requires_grad_()
