@@ -8,6 +8,7 @@
 //          direct_lanes16, direct_blocks, direct_block_start,
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
+//          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
 //          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
 //          direct_padded_weight_grad(_workspace), direct_input_grad_applies,
 //          direct_input_grad(_workspace)
@@ -69,6 +70,15 @@ int64_t direct_weight_grad_workspace(const Conv2dShape& s);
 // one task over images, then positions, in a fixed order).
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                         float* workspace);
+
+// The weight gradient vectorised over output channels (Note [the weight gradient by output
+// channels] in conv2d_direct_weight_channels.cpp), which direct_weight_grad takes where
+// channel_weight_grad_applies(s): direct_weight_grad_applies(s), AVX-512, K / groups a multiple of
+// 16 and a kernel 3 wide. The same contract as direct_weight_grad.
+bool channel_weight_grad_applies(const Conv2dShape& s);
+int64_t channel_weight_grad_workspace(const Conv2dShape& s);
+void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+                         float* workspace);
 
 // Padded stride-1 convs on the kernels above (Note [padded direct convolutions] in
 // conv2d_direct_padded.cpp). direct_padded_shape(s) is s on its input with the zero border

@@ -388,12 +388,14 @@ bool direct_weight_grad_applies(const Conv2dShape& s) {
 }
 
 int64_t direct_weight_grad_workspace(const Conv2dShape& s) {
+  if (channel_weight_grad_applies(s)) return channel_weight_grad_workspace(s);
   const int threads = get_num_threads();
   return mask_floats(s) + int64_t(threads) * thread_floats(s, threads);
 }
 
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                         float* workspace) {
+  if (channel_weight_grad_applies(s)) return channel_weight_grad(dy, x, dw, s, workspace);
   const Tasks tasks(s);
   void* masks = workspace;
   write_lane_masks(s, masks);

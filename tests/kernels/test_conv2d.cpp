@@ -156,6 +156,14 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({3, 6, 7, 20, 4, 3, 1, 1, 1, 0, 0, 1, 1, 2});      // groups, no padding
   out.push_back({2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 4});   // a ResNeXt-style 3x3
   out.push_back({2, 6, 5, 5, 6, 3, 3, 1, 1, 3, 0, 1, 1, 3});       // pad_h > R - 1: dx takes im2col
+  // 3-wide kernels with K / groups a multiple of 16: the weight gradient by output channels
+  // (conv2d_direct_weight_channels.cpp) on AVX-512.
+  out.push_back({3, 5, 9, 21, 16, 2, 3});                          // 1 vector, OW 19 (4 + 3 tail), 10 pairs
+  out.push_back({2, 3, 7, 10, 48, 3, 3});                          // 3 vectors, 9 pairs of 2
+  out.push_back({2, 4, 6, 9, 80, 3, 3, 1, 1, 1, 1});               // 5 vectors: blocks of 2 and 3
+  out.push_back({37, 3, 10, 10, 32, 3, 3});                        // image groups of 27 and 10
+  out.push_back({3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1});              // ResNet-8's last block
+  out.push_back({2, 32, 9, 11, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2});    // 16 out a group
   return out;
 }
 

@@ -1,0 +1,311 @@
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "ember/kernels/cpu/conv2d_direct.h"
+#include "ember/kernels/cpu/threading.h"
+
+namespace ember::kernels::cpu {
+namespace {
+
+// Note [the weight gradient by output channels]. dw[k, c, r, q] = sum over images n and output
+// positions (oh, ow) of dy[n, k, oh, ow] * x[n, c, oh + r, ow + q]. Here a vector holds 16
+// output channels k: dy is transposed per image to dyt[p, k] (p = oh * OW + ow), and each x value
+// is broadcast. A register tile is KV <= 4 vectors of channels x NC (c, r) pairs x the 3 taps q of
+// a kernel row: 24 accumulators, fed per output position by KV loads of dyt and 3 * NC broadcasts
+// of x (KV 1: 25 loads for 24 FMAs; KV 4: 10), none of them split across cache lines or masked.
+// Only real output positions are visited, so no lane is wasted on the input-width grid's columns
+// ow >= OW (ResNet-8's 7x7 planes wasted 15 of 64 lanes there) and an x value is read only by
+// the products the convolution has. The kernel of conv2d_direct_weight.cpp, vectorised over
+// positions, ran at 27-35 % of the FMA peak on ResNet-8's 3x3 convs: its unaligned, masked x
+// loads and the streaming of every dyg row from L2 for each tile were the cost.
+//
+// It applies when each group's output channels fill whole vectors (K / groups a multiple of 16)
+// and the kernel is 3 wide, on AVX-512; other shapes keep the grid kernel.
+//
+// A task is (group, k block, pair block), the pair block fastest. Tasks are split between threads
+// in contiguous ranges; images are taken in groups (kImageBudget) whose dyt each thread builds for
+// the channels its tasks touch. Each weight is one lane of one accumulator: summed over the
+// group's images and positions in order from zero, then added to the task's running sum in the
+// workspace, group after group, so the bits do not depend on the thread count.
+
+constexpr int kTaps = 3;            // kernel_w
+constexpr int kMaxVectors = 4;      // of 16 output channels, in one tile
+constexpr int kAccumulators = 24;   // zmm registers a tile may hold sums in
+constexpr int64_t kTileFloats = kAccumulators * 16;
+// dyt + x floats of a group of images: 256 KB, in L2 (as the grid kernel's kGroupBudget).
+constexpr int64_t kImageBudget = 65536;
+
+constexpr int max_pairs(int vectors) { return kAccumulators / (vectors * kTaps); }  // 8, 4, 2, 2
+
+struct Tasks {
+  int64_t vectors, k_blocks, most_vectors, pairs, pair_blocks, count;  // all within one group
+  explicit Tasks(const Conv2dShape& s)
+      : vectors(s.group_out() / 16),
+        k_blocks(direct_blocks(vectors, kMaxVectors)),
+        most_vectors(direct_blocks(vectors, k_blocks)),
+        pairs(s.group_in() * s.kernel_h),
+        pair_blocks(direct_blocks(pairs, max_pairs(static_cast<int>(most_vectors)))),
+        count(s.groups * k_blocks * pair_blocks) {}
+};
+
+// Task t as ranges: output channels [k0, k0 + 16 * vectors) of the whole tensor; (c, r) pairs
+// [pair0, pair1) of its group, pair j being channel j / R of the group and kernel row j % R.
+struct Tile {
+  int64_t group, k0, vectors, pair0, pair1;
+};
+
+Tile tile_of(const Tasks& tasks, const Conv2dShape& s, int64_t t) {
+  const int64_t pb = t % tasks.pair_blocks;
+  t /= tasks.pair_blocks;
+  const int64_t kb = t % tasks.k_blocks, group = t / tasks.k_blocks;
+  const int64_t v0 = direct_block_start(tasks.vectors, tasks.k_blocks, kb);
+  const int64_t v1 = direct_block_start(tasks.vectors, tasks.k_blocks, kb + 1);
+  return {group, group * s.group_out() + 16 * v0, v1 - v0,
+          direct_block_start(tasks.pairs, tasks.pair_blocks, pb),
+          direct_block_start(tasks.pairs, tasks.pair_blocks, pb + 1)};
+}
+
+int64_t group_images(const Conv2dShape& s) {
+  const int64_t per_image = s.out_h() * s.out_w() * s.out_channels + s.in_channels * s.in_h * s.in_w;
+  return std::clamp<int64_t>(kImageBudget / per_image, 1, s.batch);
+}
+
+int64_t thread_floats(const Conv2dShape& s, int threads) {
+  const int64_t most_tasks = direct_blocks(Tasks(s).count, threads);
+  return group_images(s) * s.out_h() * s.out_w() * s.out_channels + most_tasks * kTileFloats;
+}
+
+// acc[v][i][q] += the products of U consecutive output positions from ow on (U <= 4 / KV dy
+// vectors held): x[ow + j] is broadcast once for the U + 2 products it has in these positions
+// (position u, tap j - u), where one position alone broadcast 3 values for 3 * KV FMAs: with
+// KV = 1 the loads, not the FMAs, had bound the loop. Each accumulator still takes its positions
+// in order.
+template <int KV, int NC, int U>
+__attribute__((target("avx512f"), always_inline)) inline void channel_positions(
+    __m512 (&acc)[KV][NC][kTaps], const float* d_row, int64_t ld, const float* const (&x_rows)[NC],
+    int64_t ow) {
+  __m512 dy[U][KV];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u)
+#pragma GCC unroll 4
+    for (int v = 0; v < KV; ++v) dy[u][v] = _mm512_loadu_ps(d_row + (ow + u) * ld + 16 * v);
+#pragma GCC unroll 8
+  for (int i = 0; i < NC; ++i) {
+#pragma GCC unroll 6
+    for (int j = 0; j < U + kTaps - 1; ++j) {
+      const __m512 b = _mm512_set1_ps(x_rows[i][ow + j]);
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const int q = j - u;
+        if (q < 0 || q >= kTaps) continue;
+#pragma GCC unroll 4
+        for (int v = 0; v < KV; ++v) acc[v][i][q] = _mm512_fmadd_ps(dy[u][v], b, acc[v][i][q]);
+      }
+    }
+  }
+}
+
+// sums[(v * NC + i) * kTaps + q] (vectors of 16) += the tile's products over `images` images:
+// channel vector v of dyt (dyt + n * dyt_image + p * ld + 16 * v at position p) times
+// x[n * x_image + offsets[i] + oh * W + ow + q], offsets[i] = c * H * W + r * W of pair i.
+// The loops over v, i and q have constant bounds and are unrolled, so the arrays live in
+// registers.
+template <int KV, int NC>
+__attribute__((target("avx512f"))) void channel_tile_avx512(
+    const float* dyt, int64_t dyt_image, int64_t ld, const float* x, int64_t x_image,
+    const int64_t* offsets, int64_t images, int64_t OH, int64_t OW, int64_t W, float* sums) {
+  constexpr int U = kMaxVectors / KV > 1 ? kMaxVectors / KV : 1;
+  __m512 acc[KV][NC][kTaps];
+#pragma GCC unroll 4
+  for (int v = 0; v < KV; ++v)
+#pragma GCC unroll 8
+    for (int i = 0; i < NC; ++i)
+#pragma GCC unroll 3
+      for (int q = 0; q < kTaps; ++q) acc[v][i][q] = _mm512_setzero_ps();
+  for (int64_t n = 0; n < images; ++n) {
+    const float* d = dyt + n * dyt_image;
+    const float* xn = x + n * x_image;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const float* x_rows[NC];
+#pragma GCC unroll 8
+      for (int i = 0; i < NC; ++i) x_rows[i] = xn + offsets[i] + oh * W;
+      const float* d_row = d + oh * OW * ld;
+      int64_t ow = 0;
+      for (; ow + U <= OW; ow += U) channel_positions<KV, NC, U>(acc, d_row, ld, x_rows, ow);
+      for (; ow < OW; ++ow) channel_positions<KV, NC, 1>(acc, d_row, ld, x_rows, ow);
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < KV; ++v)
+#pragma GCC unroll 8
+    for (int i = 0; i < NC; ++i)
+#pragma GCC unroll 3
+      for (int q = 0; q < kTaps; ++q) {
+        float* s = sums + ((v * NC + i) * kTaps + q) * 16;
+        _mm512_storeu_ps(s, _mm512_add_ps(_mm512_loadu_ps(s), acc[v][i][q]));
+      }
+}
+
+using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, const int64_t*,
+                        int64_t, int64_t, int64_t, int64_t, float*);
+
+// kTiles[KV - 1][NC - 1], null where KV * NC * 3 > kAccumulators.
+template <int KV, int... NC>
+constexpr std::array<TileFn, 8> tile_row(std::integer_sequence<int, NC...>) {
+  return {(NC + 1 <= max_pairs(KV) ? channel_tile_avx512<KV, std::min(NC + 1, max_pairs(KV))>
+                                   : nullptr)...};
+}
+template <int... KV>
+constexpr std::array<std::array<TileFn, 8>, kMaxVectors> tile_table(
+    std::integer_sequence<int, KV...>) {
+  return {tile_row<KV + 1>(std::make_integer_sequence<int, 8>{})...};
+}
+constexpr auto kTiles = tile_table(std::make_integer_sequence<int, kMaxVectors>{});
+
+// One step of a 16 x 16 transpose in registers: the B x B blocks off the diagonal of each 2B x 2B
+// block swapped (rows i and i + B exchange their lanes j with j & B set). After B = 8, 4, 2, 1,
+// row j holds column j.
+template <int B>
+constexpr std::array<int, 16> swap_index(bool top) {
+  std::array<int, 16> index{};
+  for (int j = 0; j < 16; ++j) {
+    index[j] = (j & B) == 0 ? (top ? j : j + B) : (top ? 16 + j - B : 16 + j);
+  }
+  return index;
+}
+template <int B>
+__attribute__((target("avx512f"))) void swap_blocks(__m512 (&rows)[16]) {
+  static constexpr std::array<int, 16> kTop = swap_index<B>(true), kBottom = swap_index<B>(false);
+  const __m512i top_index = _mm512_loadu_si512(kTop.data());
+  const __m512i bottom_index = _mm512_loadu_si512(kBottom.data());
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    if ((i & B) != 0) continue;
+    const __m512 top = rows[i], bottom = rows[i + B];
+    rows[i] = _mm512_permutex2var_ps(top, top_index, bottom);
+    rows[i + B] = _mm512_permutex2var_ps(top, bottom_index, bottom);
+  }
+}
+__attribute__((target("avx512f"))) void transpose16(__m512 (&rows)[16]) {
+  swap_blocks<8>(rows);
+  swap_blocks<4>(rows);
+  swap_blocks<2>(rows);
+  swap_blocks<1>(rows);
+}
+
+// dyt[i, p, k - k_lo] = dy[n0 + i, k, p] for images [n0, n0 + nb) and channels [k_lo, k_hi), a
+// multiple of 16 of them: 16 x 16 blocks transposed in registers, the positions' tail masked.
+__attribute__((target("avx512f"))) void build_dyt(const float* dy, float* dyt, int64_t n0,
+                                                  int64_t nb, int64_t k_lo, int64_t k_hi,
+                                                  const Conv2dShape& s) {
+  const int64_t K = s.out_channels, P = s.out_h() * s.out_w(), ld = k_hi - k_lo;
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int64_t k = k_lo; k < k_hi; k += 16) {
+      const float* src = dy + ((n0 + i) * K + k) * P;
+      float* dst = dyt + i * P * ld + (k - k_lo);
+      for (int64_t p = 0; p < P; p += 16) {
+        const int64_t n = std::min<int64_t>(16, P - p);
+        const __mmask16 valid = direct_lanes16(n);
+        __m512 rows[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) rows[j] = _mm512_maskz_loadu_ps(valid, src + j * P + p);
+        transpose16(rows);
+        for (int64_t j = 0; j < n; ++j) _mm512_storeu_ps(dst + (p + j) * ld, rows[j]);
+      }
+    }
+  }
+}
+
+struct PreparedTile {
+  TileFn fn;
+  int64_t dyt_offset, x_offset;  // the tile's first channel within dyt's rows; its group's x
+  int64_t offsets[8];            // c * H * W + r * W of each pair, c within the group
+};
+
+// Tasks [t0, t1) over the whole batch into dw; ws holds thread_floats of the caller's count.
+void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+               const Tasks& tasks, int64_t t0, int64_t t1, float* ws) {
+  if (t0 >= t1) return;
+  const int64_t G = group_images(s), HW = s.in_h * s.in_w, W = s.in_w, R = s.kernel_h;
+  const int64_t OH = s.out_h(), OW = s.out_w(), P = OH * OW, Cg = s.group_in();
+  const Tile first = tile_of(tasks, s, t0), last = tile_of(tasks, s, t1 - 1);
+  const int64_t k_lo = first.k0, k_hi = last.k0 + 16 * last.vectors, ld = k_hi - k_lo;
+  std::vector<PreparedTile> prepared(static_cast<size_t>(t1 - t0));
+  for (int64_t t = t0; t < t1; ++t) {
+    const Tile tile = tile_of(tasks, s, t);
+    PreparedTile& p = prepared[static_cast<size_t>(t - t0)];
+    p.fn = kTiles[tile.vectors - 1][tile.pair1 - tile.pair0 - 1];
+    p.dyt_offset = tile.k0 - k_lo;
+    p.x_offset = tile.group * Cg * HW;
+    for (int64_t j = tile.pair0; j < tile.pair1; ++j) {
+      p.offsets[j - tile.pair0] = j / R * HW + j % R * W;
+    }
+  }
+  float* dyt = ws;
+  float* sums = ws + G * P * ld;
+  std::fill(sums, sums + (t1 - t0) * kTileFloats, 0.0f);
+  for (int64_t n0 = 0; n0 < s.batch; n0 += G) {
+    const int64_t nb = std::min(G, s.batch - n0);
+    build_dyt(dy, dyt, n0, nb, k_lo, k_hi, s);
+    const float* x_group = x + n0 * s.in_channels * HW;
+    float* tile_sums = sums;
+    for (const PreparedTile& p : prepared) {
+      p.fn(dyt + p.dyt_offset, P * ld, ld, x_group + p.x_offset, s.in_channels * HW, p.offsets,
+           nb, OH, OW, W, tile_sums);
+      tile_sums += kTileFloats;
+    }
+  }
+  const int64_t RQ = R * kTaps;
+  for (int64_t t = t0; t < t1; ++t) {
+    const Tile tile = tile_of(tasks, s, t);
+    const float* a = sums + (t - t0) * kTileFloats;
+    const int64_t NC = tile.pair1 - tile.pair0;
+    for (int64_t v = 0; v < tile.vectors; ++v) {
+      for (int64_t i = 0; i < NC; ++i) {
+        const int64_t c = (tile.pair0 + i) / R, r = (tile.pair0 + i) % R;
+        for (int64_t q = 0; q < kTaps; ++q) {
+          const float* lanes = a + ((v * NC + i) * kTaps + q) * 16;
+          for (int64_t l = 0; l < 16; ++l) {
+            dw[(tile.k0 + 16 * v + l) * Cg * RQ + c * RQ + r * kTaps + q] = lanes[l];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool channel_weight_grad_applies(const Conv2dShape& s) {
+  return direct_weight_grad_applies(s) && direct_isa() == DirectIsa::avx512 &&
+         s.group_out() % 16 == 0 && s.kernel_w == kTaps;
+}
+
+int64_t channel_weight_grad_workspace(const Conv2dShape& s) {
+  const int threads = get_num_threads();
+  return int64_t(threads) * thread_floats(s, threads);
+}
+
+void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+                         float* workspace) {
+  const Tasks tasks(s);
+  const int nt = get_num_threads();
+  if (nt == 1 || tasks.count < nt || omp_in_parallel()) {
+    run_tasks(dy, x, dw, s, tasks, 0, tasks.count, workspace);
+    return;
+  }
+  const int64_t slice = thread_floats(s, nt);
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t t = omp_get_thread_num();
+    run_tasks(dy, x, dw, s, tasks, tasks.count * t / nt, tasks.count * (t + 1) / nt,
+              workspace + t * slice);
+  }
+}
+
+}  // namespace ember::kernels::cpu
