@@ -416,7 +416,9 @@ int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
   if (s.depthwise()) return 0;
   const int64_t gemm_path = int64_t(get_num_threads()) * (group_elements(s) + s.out_channels * crs(s));
   if (direct_weight_grad_applies(s)) return std::max(gemm_path, direct_weight_grad_workspace(s));
-  if (direct_padded_applies(s)) return std::max(gemm_path, direct_padded_weight_grad_workspace(s));
+  if (direct_padded_weight_grad_applies(s)) {
+    return std::max(gemm_path, direct_padded_weight_grad_workspace(s));
+  }
   return gemm_path;
 }
 
@@ -485,7 +487,7 @@ void conv2d_backward_weight(const T* dy, const T* x, T* dw, T* dbias_or_null,
   } else if constexpr (std::is_same_v<T, float>) {
     if (direct_weight_grad_applies(s)) {
       direct_weight_grad(dy, x, dw, s, workspace);
-    } else if (direct_padded_applies(s)) {
+    } else if (direct_padded_weight_grad_applies(s)) {
       direct_padded_weight_grad(dy, x, dw, s, workspace);
     } else {
       weight_grad_gemm_path(dy, x, dw, s, workspace);

@@ -245,24 +245,34 @@ DirectIsa direct_isa() {
 }
 
 bool direct_forward_applies(const Conv2dShape& s) {
-  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
-         s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
+  return (direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
+          s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1) ||
+         channel_forward_applies(s);
 }
 
 int64_t direct_forward_workspace(const Conv2dShape& s) {
+  if (channel_forward_applies(s)) return channel_forward_workspace(s);
   return s.out_channels * taps(s) + int64_t(get_num_threads()) * kMaxBlock * direct_grid_ld(s);
 }
 
-void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
-                    const Conv2dShape& s, float* workspace) {
-  const int64_t K = s.out_channels, Kg = s.group_out(), T = taps(s);
-  float* wt = workspace;  // wt[g * Kg * T + tap * Kg + k] = w[(g * Kg + k) * T + tap]
+void transpose_weights_by_tap(const float* w, const Conv2dShape& s, float* wt) {
+  const int64_t Kg = s.group_out(), T = taps(s);
   for (int64_t g = 0; g < s.groups; ++g) {
     for (int64_t k = 0; k < Kg; ++k) {
       for (int64_t tap = 0; tap < T; ++tap) wt[(g * T + tap) * Kg + k] = w[(g * Kg + k) * T + tap];
     }
   }
-  float* scratch = workspace + K * T;
+}
+
+void direct_forward(const float* x, const float* w, const float* bias_or_null, float* y,
+                    const Conv2dShape& s, float* workspace) {
+  if (channel_forward_applies(s)) {
+    channel_forward(x, w, bias_or_null, y, s, workspace);
+    return;
+  }
+  transpose_weights_by_tap(w, s, workspace);
+  const float* wt = workspace;
+  float* scratch = workspace + s.out_channels * taps(s);
   const int64_t scratch_size = kMaxBlock * direct_grid_ld(s);
   const int64_t tasks = s.batch * s.groups * channel_blocks(s);
   const DirectIsa isa = direct_isa();

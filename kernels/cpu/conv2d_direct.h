@@ -9,6 +9,8 @@
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
 //          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
+//          channel_forward_applies, channel_forward_workspace, channel_forward,
+//          transpose_weights_by_tap, transpose16_block, direct_padded_weight_grad_applies,
 //          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
 //          direct_padded_weight_grad(_workspace), direct_input_grad_applies,
 //          direct_input_grad(_workspace)
@@ -42,8 +44,9 @@ inline __mmask16 direct_lanes16(int64_t n) {
 inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
 inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
 
-// True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none. Any
-// groups: each group's channel slices of x, w and y are read and written in place.
+// True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none, or
+// channel_forward_applies(s) (which takes stride 2 too). Any groups: each group's channel slices of
+// x, w and y are read and written in place.
 bool direct_forward_applies(const Conv2dShape& s);
 
 // Elements of float direct_forward needs: each group's weights transposed to
@@ -80,11 +83,32 @@ int64_t channel_weight_grad_workspace(const Conv2dShape& s);
 void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                          float* workspace);
 
+// The forward vectorised over output channels (Note [the forward by output channels] in
+// conv2d_direct_forward_channels.cpp), which direct_forward takes where channel_forward_applies(s):
+// AVX-512, no padding or dilation, stride 1 or 2 (the same in both dimensions), a kernel 3 wide and
+// K / groups a multiple of 16. The same contract as direct_forward; direct_forward_applies(s)
+// includes these shapes.
+bool channel_forward_applies(const Conv2dShape& s);
+int64_t channel_forward_workspace(const Conv2dShape& s);
+void channel_forward(const float* x, const float* w, const float* bias_or_null, float* y,
+                     const Conv2dShape& s, float* workspace);
+
+// wt[(g * T + tap) * K/groups + k] = w[(g * K/groups + k) * T + tap], T = C/groups * R * S taps:
+// each group's weights tap-major, a tap's output channels one contiguous run.
+void transpose_weights_by_tap(const float* w, const Conv2dShape& s, float* wt);
+
+// dst[i * dst_ld + j] = src[j * src_ld + i] for j < m rows of src and i < n of its columns
+// (1 <= m, n <= 16): a 16 x 16 block transposed in registers, src's rows read masked to n
+// floats, dst's n rows written masked to m floats.
+void transpose16_block(const float* src, int64_t src_ld, int64_t m, int64_t n, float* dst,
+                       int64_t dst_ld);
+
 // Padded stride-1 convs on the kernels above (Note [padded direct convolutions] in
 // conv2d_direct_padded.cpp). direct_padded_shape(s) is s on its input with the zero border
 // included (pad 0). direct_padded_applies(s): s has padding, is not depthwise, and
 // direct_forward_applies to its padded shape. direct_input_grad_applies(s): also
-// pad <= kernel - 1 in both dimensions.
+// stride 1 and pad <= kernel - 1 in both dimensions. direct_padded_weight_grad_applies(s):
+// direct_padded_applies(s) and direct_weight_grad_applies to the padded shape (stride 1).
 // Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
 // chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
 // direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad
@@ -95,6 +119,7 @@ Conv2dShape group_slice(const Conv2dShape& s);
 Conv2dShape direct_padded_shape(const Conv2dShape& s);
 bool direct_padded_applies(const Conv2dShape& s);
 bool direct_input_grad_applies(const Conv2dShape& s);
+bool direct_padded_weight_grad_applies(const Conv2dShape& s);
 int64_t direct_padded_forward_workspace(const Conv2dShape& s);
 void direct_padded_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                            const Conv2dShape& s, float* workspace);

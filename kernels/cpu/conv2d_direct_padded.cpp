@@ -123,7 +123,12 @@ bool direct_padded_applies(const Conv2dShape& s) {
 }
 
 bool direct_input_grad_applies(const Conv2dShape& s) {
-  return direct_padded_applies(s) && s.pad_h <= s.kernel_h - 1 && s.pad_w <= s.kernel_w - 1;
+  return direct_padded_applies(s) && s.stride_h == 1 && s.stride_w == 1 &&
+         s.pad_h <= s.kernel_h - 1 && s.pad_w <= s.kernel_w - 1;
+}
+
+bool direct_padded_weight_grad_applies(const Conv2dShape& s) {
+  return direct_padded_applies(s) && direct_weight_grad_applies(direct_padded_shape(s));
 }
 
 int64_t direct_padded_forward_workspace(const Conv2dShape& s) {

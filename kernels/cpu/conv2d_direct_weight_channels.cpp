@@ -198,6 +198,23 @@ __attribute__((target("avx512f"))) void transpose16(__m512 (&rows)[16]) {
   swap_blocks<1>(rows);
 }
 
+}  // namespace
+
+__attribute__((target("avx512f"))) void transpose16_block(const float* src, int64_t src_ld,
+                                                          int64_t m, int64_t n, float* dst,
+                                                          int64_t dst_ld) {
+  const __mmask16 columns = direct_lanes16(n), rows_valid = direct_lanes16(m);
+  __m512 rows[16];
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; ++j) {
+    rows[j] = j < m ? _mm512_maskz_loadu_ps(columns, src + j * src_ld) : _mm512_setzero_ps();
+  }
+  transpose16(rows);
+  for (int64_t i = 0; i < n; ++i) _mm512_mask_storeu_ps(dst + i * dst_ld, rows_valid, rows[i]);
+}
+
+namespace {
+
 // dyt[i, p, k - k_lo] = dy[n0 + i, k, p] for images [n0, n0 + nb) and channels [k_lo, k_hi), a
 // multiple of 16 of them: 16 x 16 blocks transposed in registers, the positions' tail masked.
 __attribute__((target("avx512f"))) void build_dyt(const float* dy, float* dyt, int64_t n0,
@@ -209,13 +226,7 @@ __attribute__((target("avx512f"))) void build_dyt(const float* dy, float* dyt, i
       const float* src = dy + ((n0 + i) * K + k) * P;
       float* dst = dyt + i * P * ld + (k - k_lo);
       for (int64_t p = 0; p < P; p += 16) {
-        const int64_t n = std::min<int64_t>(16, P - p);
-        const __mmask16 valid = direct_lanes16(n);
-        __m512 rows[16];
-#pragma GCC unroll 16
-        for (int j = 0; j < 16; ++j) rows[j] = _mm512_maskz_loadu_ps(valid, src + j * P + p);
-        transpose16(rows);
-        for (int64_t j = 0; j < n; ++j) _mm512_storeu_ps(dst + (p + j) * ld, rows[j]);
+        transpose16_block(src + p, P, 16, std::min<int64_t>(16, P - p), dst + p * ld, ld);
       }
     }
   }

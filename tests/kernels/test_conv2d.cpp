@@ -164,6 +164,16 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({37, 3, 10, 10, 32, 3, 3});                        // image groups of 27 and 10
   out.push_back({3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1});              // ResNet-8's last block
   out.push_back({2, 32, 9, 11, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2});    // 16 out a group
+  // The forward by output channels (conv2d_direct_forward_channels.cpp), strides 1 and 2; with C /
+  // groups a multiple of 16 the input gradient's conv takes it too.
+  out.push_back({2, 3, 5, 30, 16, 3, 3});                          // OW 28: two segments of 14
+  out.push_back({2, 32, 6, 21, 80, 3, 3, 1, 1, 1, 1});             // blocks of 2 and 3 vectors, OW 21
+  out.push_back({3, 16, 28, 28, 32, 3, 3, 2, 2, 1, 1});            // ResNet-8's strided 3x3
+  out.push_back({2, 5, 15, 23, 16, 3, 3, 2, 2});                   // stride 2 unpadded, OW 11
+  out.push_back({2, 4, 9, 40, 48, 2, 3, 2, 2, 1, 1});              // 3 vectors, OW 20: 7 + 7 + 6
+  out.push_back({2, 6, 11, 11, 64, 3, 3, 2, 2, 1, 1, 1, 1, 2});    // grouped, stride 2
+  out.push_back({1, 16, 3, 3, 16, 3, 3, 2, 2});                    // one output per image
+  out.push_back({2, 3, 9, 9, 16, 3, 3, 2, 1, 1, 1});               // strides differ: im2col
   return out;
 }
 
@@ -204,7 +214,7 @@ TEST_CASE("conv2d backward_weight is bit-for-bit reproducible for a fixed thread
   CHECK(db1 == db2);
 }
 
-TEST_CASE("conv2d with stride 1 (the direct kernels) matches the naive convolution on edge shapes",
+TEST_CASE("conv2d on the direct kernels matches the naive convolution on edge shapes",
           "[conv2d]") {
   std::mt19937 rng(17);
   const int saved = cpu::get_num_threads();
@@ -243,7 +253,8 @@ TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[c
     CAPTURE(s.in_channels, s.pad_h, s.groups);
     // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) these take the im2col path,
     // deterministic only for a fixed thread count (checked above).
-    const bool direct_weight = cpu::direct_weight_grad_applies(s) || cpu::direct_padded_applies(s);
+    const bool direct_weight = cpu::direct_weight_grad_applies(s) ||
+                               cpu::direct_padded_weight_grad_applies(s);
     const bool direct_input = cpu::direct_input_grad_applies(s);
     const int64_t K = s.out_channels, P = s.out_h() * s.out_w();
     const int64_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
