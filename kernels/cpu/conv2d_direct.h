@@ -34,7 +34,7 @@ DirectIsa direct_isa();
 inline int64_t direct_grid_len(const Conv2dShape& s) { return (s.out_h() - 1) * s.in_w + s.out_w(); }
 inline int64_t direct_grid_ld(const Conv2dShape& s) { return (direct_grid_len(s) + 15) / 16 * 16; }
 
-// The first n lanes of 16 (n >= 1; all 16 for n >= 16), as AVX-512 masked loads take them.
+// The first n lanes of 16 (none for n = 0, all 16 for n >= 16), as AVX-512 masked loads take them.
 inline __mmask16 direct_lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
 }

@@ -39,15 +39,47 @@ Conv2dShape input_grad_shape(const Conv2dShape& s) {
   return g;
 }
 
+// One plane of [H, W] into [H + 2 * ph, W + 2 * pw] with a zero border, 16 columns at a time: a
+// padded row's lanes inside the image expand-load the source row's next floats, the others are
+// zero. ResNet-8's rows are 9 to 30 floats: a memcpy and two fills per row had cost more than the
+// copy (4 to 11 % of a padded conv's time).
+__attribute__((target("avx512f"))) void pad_plane_avx512(const float* from, int64_t H, int64_t W,
+                                                         int64_t ph, int64_t pw, float* to) {
+  const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
+  for (int64_t h = 0; h < PH; ++h) {
+    float* row = to + h * PW;
+    const bool inside = h >= ph && h < ph + H;
+    const float* src = from + (h - ph) * W;
+    for (int64_t c = 0; c < PW; c += 16) {
+      const __mmask16 lanes = direct_lanes16(PW - c);
+      __m512 v = _mm512_setzero_ps();
+      if (inside) {
+        // Columns [max(c, pw), min(c + 16, pw + W)) of the padded row are image columns.
+        const int64_t lo = std::max(c, pw), hi = std::min(c + 16, pw + W);
+        if (lo < hi) {
+          const __mmask16 image = direct_lanes16(hi - c) & ~direct_lanes16(lo - c);
+          v = _mm512_maskz_expandloadu_ps(image, src + (lo - pw));
+        }
+      }
+      _mm512_mask_storeu_ps(row + c, lanes, v);
+    }
+  }
+}
+
 // `planes` planes of [H, W] of each of `images` images (image n's first at src + n * src_image)
 // into dst, contiguous, as planes of [H + 2 * ph, W + 2 * pw] with a zero border. Threaded over
 // planes when called outside a parallel region.
 void pad_images(const float* src, int64_t src_image, int64_t images, int64_t planes, int64_t H,
                 int64_t W, int64_t ph, int64_t pw, float* dst) {
   const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
+  const bool avx512 = direct_isa() == DirectIsa::avx512;
   auto one = [&](int64_t i) {
     const float* from = src + i / planes * src_image + i % planes * H * W;
     float* to = dst + i * PH * PW;
+    if (avx512) {
+      pad_plane_avx512(from, H, W, ph, pw, to);
+      return;
+    }
     std::fill(to, to + ph * PW, 0.0f);
     for (int64_t h = 0; h < H; ++h) {
       float* row = to + (ph + h) * PW;

@@ -244,12 +244,14 @@ TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded ch
   cpu::set_num_threads(saved);
 }
 
-TEST_CASE("conv2d with stride 1 gives the same bits for every thread count", "[conv2d]") {
+TEST_CASE("conv2d on the direct kernels gives the same bits for every thread count", "[conv2d]") {
   // Unpadded (the tutorial's conv2: forward and weight gradient direct), padded (ResNet's 3x3:
-  // all three direct, dx as a conv of the padded dy) and grouped (ResNeXt's 3x3).
+  // all three direct, dx as a conv of the padded dy), grouped (ResNeXt's 3x3) and strided
+  // (ResNet's downsampling 3x3: the forward by output channels).
   for (const Conv2dShape& s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
                               Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1},
-                              Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4}}) {
+                              Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4},
+                              Conv2dShape{5, 16, 14, 14, 32, 3, 3, 2, 2, 1, 1}}) {
     CAPTURE(s.in_channels, s.pad_h, s.groups);
     // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) these take the im2col path,
     // deterministic only for a fixed thread count (checked above).
