@@ -60,7 +60,7 @@ void direct_forward(const float* x, const float* w, const float* bias_or_null, f
                     const Conv2dShape& s, float* workspace);
 
 // True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, any groups, and direct_isa()
-// is not none.
+// is not none, or channel_weight_grad_applies(s) (which takes stride 2 too).
 bool direct_weight_grad_applies(const Conv2dShape& s);
 
 // Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of
@@ -76,8 +76,9 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 
 // The weight gradient vectorised over output channels (Note [the weight gradient by output
 // channels] in conv2d_direct_weight_channels.cpp), which direct_weight_grad takes where
-// channel_weight_grad_applies(s): direct_weight_grad_applies(s), AVX-512, K / groups a multiple of
-// 16 and a kernel 3 wide. The same contract as direct_weight_grad.
+// channel_weight_grad_applies(s): AVX-512, no padding or dilation, stride 1 or 2 (the same in
+// both dimensions), K / groups a multiple of 16 and a kernel 3 wide. The same contract as
+// direct_weight_grad.
 bool channel_weight_grad_applies(const Conv2dShape& s);
 int64_t channel_weight_grad_workspace(const Conv2dShape& s);
 void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
@@ -108,7 +109,7 @@ void transpose16_block(const float* src, int64_t src_ld, int64_t m, int64_t n, f
 // included (pad 0). direct_padded_applies(s): s has padding, is not depthwise, and
 // direct_forward_applies to its padded shape. direct_input_grad_applies(s): also
 // stride 1 and pad <= kernel - 1 in both dimensions. direct_padded_weight_grad_applies(s):
-// direct_padded_applies(s) and direct_weight_grad_applies to the padded shape (stride 1).
+// direct_padded_applies(s) and direct_weight_grad_applies to the padded shape.
 // Each call copies its input (x, or dy for the input gradient) into the front of its workspace,
 // chunks of images of at most 16 MB at a time, and the same guarantees as direct_forward /
 // direct_weight_grad hold: bit-for-bit the same for every thread count. direct_input_grad

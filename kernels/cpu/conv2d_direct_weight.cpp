@@ -383,8 +383,9 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 }  // namespace
 
 bool direct_weight_grad_applies(const Conv2dShape& s) {
-  return direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 &&
-         s.pad_h == 0 && s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1;
+  return (direct_isa() != DirectIsa::none && s.stride_h == 1 && s.stride_w == 1 &&
+          s.pad_h == 0 && s.pad_w == 0 && s.dilation_h == 1 && s.dilation_w == 1) ||
+         channel_weight_grad_applies(s);
 }
 
 int64_t direct_weight_grad_workspace(const Conv2dShape& s) {

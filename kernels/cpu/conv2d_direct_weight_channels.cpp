@@ -13,7 +13,7 @@ namespace ember::kernels::cpu {
 namespace {
 
 // Note [the weight gradient by output channels]. dw[k, c, r, q] = sum over images n and output
-// positions (oh, ow) of dy[n, k, oh, ow] * x[n, c, oh + r, ow + q]. Here a vector holds 16
+// positions (oh, ow) of dy[n, k, oh, ow] * x[n, c, S * oh + r, S * ow + q], stride S 1 or 2. Here a vector holds 16
 // output channels k: dy is transposed per image to dyt[p, k] (p = oh * OW + ow), and each x value
 // is broadcast. A register tile is KV <= 4 vectors of channels x NC (c, r) pairs x the 3 taps q of
 // a kernel row: 24 accumulators, fed per output position by KV loads of dyt and 3 * NC broadcasts
@@ -81,11 +81,11 @@ int64_t thread_floats(const Conv2dShape& s, int threads) {
 }
 
 // acc[v][i][q] += the products of U consecutive output positions from ow on (U <= 4 / KV dy
-// vectors held): x[ow + j] is broadcast once for the U + 2 products it has in these positions
-// (position u, tap j - u), where one position alone broadcast 3 values for 3 * KV FMAs: with
-// KV = 1 the loads, not the FMAs, had bound the loop. Each accumulator still takes its positions
-// in order.
-template <int KV, int NC, int U>
+// vectors held), stride S: x[S * ow + j] is broadcast once for the products it has in these
+// positions (position u, tap j - S * u), where one position alone broadcast 3 values for 3 * KV
+// FMAs: with KV = 1 the loads, not the FMAs, had bound the loop. Each accumulator still takes
+// its positions in order.
+template <int KV, int NC, int U, int S>
 __attribute__((target("avx512f"), always_inline)) inline void channel_positions(
     __m512 (&acc)[KV][NC][kTaps], const float* d_row, int64_t ld, const float* const (&x_rows)[NC],
     int64_t ow) {
@@ -96,12 +96,12 @@ __attribute__((target("avx512f"), always_inline)) inline void channel_positions(
     for (int v = 0; v < KV; ++v) dy[u][v] = _mm512_loadu_ps(d_row + (ow + u) * ld + 16 * v);
 #pragma GCC unroll 8
   for (int i = 0; i < NC; ++i) {
-#pragma GCC unroll 6
-    for (int j = 0; j < U + kTaps - 1; ++j) {
-      const __m512 b = _mm512_set1_ps(x_rows[i][ow + j]);
+#pragma GCC unroll 12
+    for (int j = 0; j < S * (U - 1) + kTaps; ++j) {
+      const __m512 b = _mm512_set1_ps(x_rows[i][S * ow + j]);
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u) {
-        const int q = j - u;
+        const int q = j - S * u;
         if (q < 0 || q >= kTaps) continue;
 #pragma GCC unroll 4
         for (int v = 0; v < KV; ++v) acc[v][i][q] = _mm512_fmadd_ps(dy[u][v], b, acc[v][i][q]);
@@ -112,10 +112,10 @@ __attribute__((target("avx512f"), always_inline)) inline void channel_positions(
 
 // sums[(v * NC + i) * kTaps + q] (vectors of 16) += the tile's products over `images` images:
 // channel vector v of dyt (dyt + n * dyt_image + p * ld + 16 * v at position p) times
-// x[n * x_image + offsets[i] + oh * W + ow + q], offsets[i] = c * H * W + r * W of pair i.
+// x[n * x_image + offsets[i] + S * (oh * W + ow) + q], offsets[i] = c * H * W + r * W of pair i.
 // The loops over v, i and q have constant bounds and are unrolled, so the arrays live in
 // registers.
-template <int KV, int NC>
+template <int KV, int NC, int S>
 __attribute__((target("avx512f"))) void channel_tile_avx512(
     const float* dyt, int64_t dyt_image, int64_t ld, const float* x, int64_t x_image,
     const int64_t* offsets, int64_t images, int64_t OH, int64_t OW, int64_t W, float* sums) {
@@ -133,11 +133,11 @@ __attribute__((target("avx512f"))) void channel_tile_avx512(
     for (int64_t oh = 0; oh < OH; ++oh) {
       const float* x_rows[NC];
 #pragma GCC unroll 8
-      for (int i = 0; i < NC; ++i) x_rows[i] = xn + offsets[i] + oh * W;
+      for (int i = 0; i < NC; ++i) x_rows[i] = xn + offsets[i] + S * oh * W;
       const float* d_row = d + oh * OW * ld;
       int64_t ow = 0;
-      for (; ow + U <= OW; ow += U) channel_positions<KV, NC, U>(acc, d_row, ld, x_rows, ow);
-      for (; ow < OW; ++ow) channel_positions<KV, NC, 1>(acc, d_row, ld, x_rows, ow);
+      for (; ow + U <= OW; ow += U) channel_positions<KV, NC, U, S>(acc, d_row, ld, x_rows, ow);
+      for (; ow < OW; ++ow) channel_positions<KV, NC, 1, S>(acc, d_row, ld, x_rows, ow);
     }
   }
 #pragma GCC unroll 4
@@ -154,18 +154,20 @@ __attribute__((target("avx512f"))) void channel_tile_avx512(
 using TileFn = void (*)(const float*, int64_t, int64_t, const float*, int64_t, const int64_t*,
                         int64_t, int64_t, int64_t, int64_t, float*);
 
-// kTiles[KV - 1][NC - 1], null where KV * NC * 3 > kAccumulators.
-template <int KV, int... NC>
+// kTiles[S - 1][KV - 1][NC - 1], null where KV * NC * 3 > kAccumulators.
+template <int S, int KV, int... NC>
 constexpr std::array<TileFn, 8> tile_row(std::integer_sequence<int, NC...>) {
-  return {(NC + 1 <= max_pairs(KV) ? channel_tile_avx512<KV, std::min(NC + 1, max_pairs(KV))>
+  return {(NC + 1 <= max_pairs(KV) ? channel_tile_avx512<KV, std::min(NC + 1, max_pairs(KV)), S>
                                    : nullptr)...};
 }
-template <int... KV>
+template <int S, int... KV>
 constexpr std::array<std::array<TileFn, 8>, kMaxVectors> tile_table(
     std::integer_sequence<int, KV...>) {
-  return {tile_row<KV + 1>(std::make_integer_sequence<int, 8>{})...};
+  return {tile_row<S, KV + 1>(std::make_integer_sequence<int, 8>{})...};
 }
-constexpr auto kTiles = tile_table(std::make_integer_sequence<int, kMaxVectors>{});
+constexpr std::array<std::array<std::array<TileFn, 8>, kMaxVectors>, 2> kTiles = {
+    tile_table<1>(std::make_integer_sequence<int, kMaxVectors>{}),
+    tile_table<2>(std::make_integer_sequence<int, kMaxVectors>{})};
 
 // One step of a 16 x 16 transpose in registers: the B x B blocks off the diagonal of each 2B x 2B
 // block swapped (rows i and i + B exchange their lanes j with j & B set). After B = 8, 4, 2, 1,
@@ -250,7 +252,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
   for (int64_t t = t0; t < t1; ++t) {
     const Tile tile = tile_of(tasks, s, t);
     PreparedTile& p = prepared[static_cast<size_t>(t - t0)];
-    p.fn = kTiles[tile.vectors - 1][tile.pair1 - tile.pair0 - 1];
+    p.fn = kTiles[s.stride_h - 1][tile.vectors - 1][tile.pair1 - tile.pair0 - 1];
     p.dyt_offset = tile.k0 - k_lo;
     p.x_offset = tile.group * Cg * HW;
     for (int64_t j = tile.pair0; j < tile.pair1; ++j) {
@@ -293,8 +295,9 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 }  // namespace
 
 bool channel_weight_grad_applies(const Conv2dShape& s) {
-  return direct_weight_grad_applies(s) && direct_isa() == DirectIsa::avx512 &&
-         s.group_out() % 16 == 0 && s.kernel_w == kTaps;
+  return direct_isa() == DirectIsa::avx512 && s.pad_h == 0 && s.pad_w == 0 &&
+         s.dilation_h == 1 && s.dilation_w == 1 && s.stride_h == s.stride_w &&
+         (s.stride_h == 1 || s.stride_h == 2) && s.group_out() % 16 == 0 && s.kernel_w == kTaps;
 }
 
 int64_t channel_weight_grad_workspace(const Conv2dShape& s) {
