@@ -10,7 +10,8 @@
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
 //          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
 //          channel_forward_applies, channel_forward_workspace, channel_forward,
-//          transpose_weights_by_tap, transpose16_block, direct_padded_weight_grad_applies,
+//          transpose_weights_by_tap, pad_planes, transpose16_block,
+//          direct_padded_weight_grad_applies,
 //          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
 //          direct_padded_weight_grad(_workspace), direct_input_grad_applies,
 //          direct_input_grad(_workspace)
@@ -45,7 +46,7 @@ inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / 
 inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
 
 // True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none, or
-// channel_forward_applies(s) (which takes stride 2 too). Any groups: each group's channel slices of
+// channel_forward_applies(s) (strides 2, padding). Any groups: each group's channel slices of
 // x, w and y are read and written in place.
 bool direct_forward_applies(const Conv2dShape& s);
 
@@ -86,8 +87,9 @@ void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2
 
 // The forward vectorised over output channels (Note [the forward by output channels] in
 // conv2d_direct_forward_channels.cpp), which direct_forward takes where channel_forward_applies(s):
-// AVX-512, no padding or dilation, stride 1 or 2 (the same in both dimensions), a kernel 3 wide and
-// K / groups a multiple of 16. The same contract as direct_forward; direct_forward_applies(s)
+// AVX-512, no dilation, stride 1 or 2 (the same in both dimensions), a kernel 3 wide and K / groups
+// a multiple of 16; any padding, each image's channel group copied with its border into a
+// per-thread scratch (direct_input_grad runs it on dy so, without a padded copy of dy). The same contract as direct_forward; direct_forward_applies(s)
 // includes these shapes.
 bool channel_forward_applies(const Conv2dShape& s);
 int64_t channel_forward_workspace(const Conv2dShape& s);
@@ -97,6 +99,11 @@ void channel_forward(const float* x, const float* w, const float* bias_or_null, 
 // wt[(g * T + tap) * K/groups + k] = w[(g * K/groups + k) * T + tap], T = C/groups * R * S taps:
 // each group's weights tap-major, a tap's output channels one contiguous run.
 void transpose_weights_by_tap(const float* w, const Conv2dShape& s, float* wt);
+
+// `planes` contiguous planes of [H, W] into dst as planes of [H + 2 * ph, W + 2 * pw] with a zero
+// border, on the calling thread.
+void pad_planes(const float* src, int64_t planes, int64_t H, int64_t W, int64_t ph, int64_t pw,
+                float* dst);
 
 // dst[i * dst_ld + j] = src[j * src_ld + i] for j < m rows of src and i < n of its columns
 // (1 <= m, n <= 16): a 16 x 16 block transposed in registers, src's rows read masked to n

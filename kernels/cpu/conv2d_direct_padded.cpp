@@ -66,19 +66,17 @@ __attribute__((target("avx512f"))) void pad_plane_avx512(const float* from, int6
   }
 }
 
-// `planes` planes of [H, W] of each of `images` images (image n's first at src + n * src_image)
-// into dst, contiguous, as planes of [H + 2 * ph, W + 2 * pw] with a zero border. Threaded over
-// planes when called outside a parallel region.
-void pad_images(const float* src, int64_t src_image, int64_t images, int64_t planes, int64_t H,
-                int64_t W, int64_t ph, int64_t pw, float* dst) {
+}  // namespace
+
+void pad_planes(const float* src, int64_t planes, int64_t H, int64_t W, int64_t ph, int64_t pw,
+                float* dst) {
   const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
-  const bool avx512 = direct_isa() == DirectIsa::avx512;
-  auto one = [&](int64_t i) {
-    const float* from = src + i / planes * src_image + i % planes * H * W;
+  for (int64_t i = 0; i < planes; ++i) {
+    const float* from = src + i * H * W;
     float* to = dst + i * PH * PW;
-    if (avx512) {
+    if (direct_isa() == DirectIsa::avx512) {
       pad_plane_avx512(from, H, W, ph, pw, to);
-      return;
+      continue;
     }
     std::fill(to, to + ph * PW, 0.0f);
     for (int64_t h = 0; h < H; ++h) {
@@ -88,6 +86,20 @@ void pad_images(const float* src, int64_t src_image, int64_t images, int64_t pla
       std::fill(row + pw + W, row + PW, 0.0f);
     }
     std::fill(to + (ph + H) * PW, to + PH * PW, 0.0f);
+  }
+}
+
+namespace {
+
+// `planes` planes of [H, W] of each of `images` images (image n's first at src + n * src_image)
+// into dst, contiguous, as planes of [H + 2 * ph, W + 2 * pw] with a zero border. Threaded over
+// planes when called outside a parallel region.
+void pad_images(const float* src, int64_t src_image, int64_t images, int64_t planes, int64_t H,
+                int64_t W, int64_t ph, int64_t pw, float* dst) {
+  const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
+  auto one = [&](int64_t i) {
+    pad_planes(src + i / planes * src_image + i % planes * H * W, 1, H, W, ph, pw,
+               dst + i * PH * PW);
   };
   const int64_t total = images * planes;
   const int nt = get_num_threads();
@@ -207,8 +219,22 @@ void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const
   }
 }
 
+// The conv that computes dx of s on dy itself, its zero border (R - 1 - pad) as padding: what the
+// forward by output channels takes without a copy of dy.
+Conv2dShape input_grad_shape_padded(const Conv2dShape& s) {
+  Conv2dShape g = s;
+  g.in_channels = s.out_channels;
+  g.out_channels = s.in_channels;
+  g.in_h = s.out_h();
+  g.in_w = s.out_w();
+  g.pad_h = s.kernel_h - 1 - s.pad_h;
+  g.pad_w = s.kernel_w - 1 - s.pad_w;
+  return g;
+}
+
 int64_t direct_input_grad_workspace(const Conv2dShape& s) {
-  const Conv2dShape g = input_grad_shape(s);
+  const Conv2dShape g = input_grad_shape(s), gp = input_grad_shape_padded(s);
+  if (channel_forward_applies(gp)) return aligned(weight_floats(s)) + channel_forward_workspace(gp);
   return chunk_floats(g) + aligned(weight_floats(s)) + direct_forward_workspace(g);
 }
 
@@ -218,8 +244,10 @@ void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dS
   const int64_t Kg = s.group_out(), Cg = s.group_in(), R = s.kernel_h, Q = s.kernel_w;
   const int64_t dy_image = s.out_channels * s.out_h() * s.out_w();
   const int64_t dx_image = s.in_channels * s.in_h * s.in_w;
+  const Conv2dShape gp = input_grad_shape_padded(s);
+  const bool in_place = channel_forward_applies(gp);
   float* dy_padded = workspace;
-  float* flipped = dy_padded + chunk_floats(gs);
+  float* flipped = in_place ? workspace : dy_padded + chunk_floats(gs);
   float* rest = flipped + aligned(weight_floats(s));
   // Group g's weights w[g * Kg + k, c] flipped to flipped[g * Cg + c, k]: gs's weight, whose
   // group g maps the group's Kg channels of dy to its Cg channels of dx.
@@ -231,6 +259,10 @@ void direct_input_grad(const float* dy, const float* w, float* dx, const Conv2dS
         for (int64_t t = 0; t < R * Q; ++t) to[t] = from[R * Q - 1 - t];
       }
     }
+  }
+  if (in_place) {
+    channel_forward(dy, flipped, nullptr, dx, gp, rest);
+    return;
   }
   for (int64_t n0 = 0; n0 < s.batch; n0 += chunk_images(gs)) {
     const Conv2dShape part = images_of(gs, n0);
