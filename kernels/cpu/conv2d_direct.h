@@ -81,6 +81,14 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 // both dimensions), K / groups a multiple of 16 and a kernel 3 wide. The same contract as
 // direct_weight_grad.
 bool channel_weight_grad_applies(const Conv2dShape& s);
+
+// What both kernels by output channels need of s: AVX-512, no dilation, stride 1 or 2 (the same in
+// both dimensions), a kernel 3 wide and K / groups a multiple of 16.
+inline bool channel_kernels_take(const Conv2dShape& s) {
+  return direct_isa() == DirectIsa::avx512 && s.dilation_h == 1 && s.dilation_w == 1 &&
+         s.stride_h == s.stride_w && (s.stride_h == 1 || s.stride_h == 2) && s.kernel_w == 3 &&
+         s.group_out() % 16 == 0;
+}
 int64_t channel_weight_grad_workspace(const Conv2dShape& s);
 void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                          float* workspace);

@@ -18,8 +18,8 @@ namespace {
 // positions of one output row; per (c, r) it loads the 3 taps' KV weight vectors and broadcasts
 // the S * (U - 1) + 3 values of x the row segment reads, each into every product that uses it
 // (as the weight gradient by output channels does): KV 1, U 14, S 1: 19 loads for 42 FMAs.
-// Within one output row the x values lie at constant offsets from one pointer, so each broadcast
-// is an FMA's memory operand.
+// Within one output row the x values lie at constant offsets from one pointer, so the
+// broadcasts need no address arithmetic.
 //
 // The grid kernel of conv2d_direct.cpp, vectorised over positions of the input-width grid, lost
 // lanes on ResNet-8's narrow planes (7x7: 15 of 64 lanes, and a masked tail per chunk) and could
@@ -111,6 +111,11 @@ struct Blocks {
 
 bool padded(const Conv2dShape& s) { return s.pad_h > 0 || s.pad_w > 0; }
 
+// Floats of w, as transpose_weights_by_tap writes them at the workspace's front.
+int64_t weight_floats(const Conv2dShape& s) {
+  return s.out_channels * s.group_in() * s.kernel_h * kTaps;
+}
+
 // One image's channel group of x with its zero border, when s has padding (else nothing).
 int64_t padded_group_floats(const Conv2dShape& s) {
   if (!padded(s)) return 0;
@@ -130,8 +135,8 @@ struct Scratch {
 // Task t = (image, group, block), block fastest: the block's plane into yt, then into y. With
 // padding, the image's group is first copied with its zero border into the thread's scratch,
 // unless the thread's previous task had copied it (a thread's tasks are one contiguous range):
-// the copy stays in L2, where a padded copy of the whole batch had streamed through memory twice
-// (10 % of ResNet-8's training step).
+// the copy stays in L2 and needs no batch-sized workspace (the whole-batch padded copy this
+// replaces was written to memory and read back).
 void forward_task(int64_t t, const float* x, const float* wt, const float* bias, float* y,
                   const Conv2dShape& s, const Blocks& blocks, Scratch& scratch) {
   const int64_t b = t % blocks.count, group = t / blocks.count % s.groups;
@@ -172,23 +177,17 @@ void forward_task(int64_t t, const float* x, const float* wt, const float* bias,
 
 }  // namespace
 
-bool channel_forward_applies(const Conv2dShape& s) {
-  return direct_isa() == DirectIsa::avx512 && s.dilation_h == 1 && s.dilation_w == 1 &&
-         s.stride_h == s.stride_w &&
-         (s.stride_h == 1 || s.stride_h == 2) && s.kernel_w == kTaps &&
-         s.group_out() % 16 == 0;
-}
+bool channel_forward_applies(const Conv2dShape& s) { return channel_kernels_take(s); }
 
 int64_t channel_forward_workspace(const Conv2dShape& s) {
-  return s.out_channels * s.group_in() * s.kernel_h * kTaps +
-         int64_t(get_num_threads()) * scratch_floats(s);
+  return weight_floats(s) + int64_t(get_num_threads()) * scratch_floats(s);
 }
 
 void channel_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                      const Conv2dShape& s, float* workspace) {
   transpose_weights_by_tap(w, s, workspace);
   const float* wt = workspace;
-  float* scratch = workspace + s.out_channels * s.group_in() * s.kernel_h * kTaps;
+  float* scratch = workspace + weight_floats(s);
   const Blocks blocks(s);
   const int64_t tasks = s.batch * s.groups * blocks.count;
   const int nt = get_num_threads();

@@ -32,16 +32,22 @@ namespace {
 
 constexpr int64_t kChunkFloats = int64_t(1) << 22;  // 16 MB
 
-// The conv that computes dx of s on dy padded by (R - 1 - pad): channels swapped (each group's
-// too), no padding.
-Conv2dShape input_grad_shape(const Conv2dShape& s) {
+// The conv that computes dx of s on dy: channels swapped (each group's too), dy's zero border
+// R - 1 - pad as its padding. The forward by output channels takes it so, without a copy of dy.
+Conv2dShape input_grad_shape_padded(const Conv2dShape& s) {
   Conv2dShape g = s;
   g.in_channels = s.out_channels;
   g.out_channels = s.in_channels;
-  g.in_h = s.out_h() + 2 * (s.kernel_h - 1 - s.pad_h);
-  g.in_w = s.out_w() + 2 * (s.kernel_w - 1 - s.pad_w);
-  g.pad_h = g.pad_w = 0;
+  g.in_h = s.out_h();
+  g.in_w = s.out_w();
+  g.pad_h = s.kernel_h - 1 - s.pad_h;
+  g.pad_w = s.kernel_w - 1 - s.pad_w;
   return g;
+}
+
+// The same conv on dy copied into that border (no padding left), for the grid kernel.
+Conv2dShape input_grad_shape(const Conv2dShape& s) {
+  return direct_padded_shape(input_grad_shape_padded(s));
 }
 
 // One plane of [H, W] into [H + 2 * ph, W + 2 * pw] with a zero border, 16 columns at a time: a
@@ -76,10 +82,11 @@ __attribute__((target("avx512f"))) void pad_plane_avx512(const float* from, int6
 void pad_planes(const float* src, int64_t planes, int64_t H, int64_t W, int64_t ph, int64_t pw,
                 float* dst) {
   const int64_t PH = H + 2 * ph, PW = W + 2 * pw;
+  const bool avx512 = direct_isa() == DirectIsa::avx512;
   for (int64_t i = 0; i < planes; ++i) {
     const float* from = src + i * H * W;
     float* to = dst + i * PH * PW;
-    if (direct_isa() == DirectIsa::avx512) {
+    if (avx512) {
       pad_plane_avx512(from, H, W, ph, pw, to);
       continue;
     }
@@ -222,19 +229,6 @@ void direct_padded_weight_grad(const float* dy, const float* x, float* dw, const
     direct_weight_grad(dy + n0 * y_image, padded, partial, part, rest);
     for (int64_t i = 0; i < weights; ++i) dw[i] += partial[i];
   }
-}
-
-// The conv that computes dx of s on dy itself, its zero border (R - 1 - pad) as padding: what the
-// forward by output channels takes without a copy of dy.
-Conv2dShape input_grad_shape_padded(const Conv2dShape& s) {
-  Conv2dShape g = s;
-  g.in_channels = s.out_channels;
-  g.out_channels = s.in_channels;
-  g.in_h = s.out_h();
-  g.in_w = s.out_w();
-  g.pad_h = s.kernel_h - 1 - s.pad_h;
-  g.pad_w = s.kernel_w - 1 - s.pad_w;
-  return g;
 }
 
 int64_t direct_input_grad_workspace(const Conv2dShape& s) {

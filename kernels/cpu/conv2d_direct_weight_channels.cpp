@@ -295,9 +295,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 }  // namespace
 
 bool channel_weight_grad_applies(const Conv2dShape& s) {
-  return direct_isa() == DirectIsa::avx512 && s.pad_h == 0 && s.pad_w == 0 &&
-         s.dilation_h == 1 && s.dilation_w == 1 && s.stride_h == s.stride_w &&
-         (s.stride_h == 1 || s.stride_h == 2) && s.group_out() % 16 == 0 && s.kernel_w == kTaps;
+  return channel_kernels_take(s) && s.pad_h == 0 && s.pad_w == 0;
 }
 
 int64_t channel_weight_grad_workspace(const Conv2dShape& s) {
