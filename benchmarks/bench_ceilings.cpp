@@ -5,9 +5,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "benchmarks/bench_common.h"
 #include "ember/kernels/cpu/gemm.h"
@@ -16,6 +18,10 @@ namespace ember::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A round trip above this means the two threads' cores share no L3 (50-110 ns when they do,
+// 310-350 when they do not, on these machines).
+constexpr double kFarRoundTripNs = 150;
 
 // 16 independent FMA chains (more than latency x ports), `iters` rounds; returns FLOPs done.
 __attribute__((target("avx512f"))) double fma_loop_avx512(int64_t iters, float* sink) {
@@ -132,6 +138,51 @@ double measure_cuda_copy() {
   return best;
 }
 
+// Nanoseconds for one cache line to go from one thread of a 2-thread team to the other and back
+// (the least of 5 runs of 20,000 round trips: the placement, without the
+// hypervisor's bursts), or 0 when the team has fewer threads. On these
+// virtual machines it is 50-110 ns when the host runs both vCPUs on cores that share an L3 and
+// about 320 ns when they do not, and the host changes its choice every few minutes; the
+// tutorial's 2-thread step moves with it (1.5 ms against 2.5 ms at batch 64), so every 2-thread
+// number needs it beside it (docs/performance.md, "Two threads on the tutorial network").
+double measure_core_round_trip() {
+  constexpr int kTrips = 20'000, kRuns = 5;
+  struct alignas(64) Line {
+    std::atomic<int> value{0};
+  };
+  Line line;
+  std::vector<double> runs;
+  bool two = true;
+  for (int run = 0; run < kRuns && two; ++run) {
+    line.value.store(0);
+    double seconds = 0;
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_num_threads() != 2) {
+#pragma omp single
+        two = false;
+      } else if (omp_get_thread_num() == 0) {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < kTrips; ++i) {
+          line.value.store(1, std::memory_order_release);
+          while (line.value.load(std::memory_order_acquire) != 0) {
+          }
+        }
+        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      } else {
+        for (int i = 0; i < kTrips; ++i) {
+          while (line.value.load(std::memory_order_acquire) != 1) {
+          }
+          line.value.store(0, std::memory_order_release);
+        }
+      }
+    }
+    runs.push_back(seconds / kTrips * 1e9);
+  }
+  if (!two) return 0;
+  return *std::min_element(runs.begin(), runs.end());
+}
+
 }  // namespace
 
 double cpu_peak_now(int threads, double seconds) {
@@ -177,6 +228,14 @@ void register_ceiling_cases() {
       state.counters["GB/s"] = c.gbytes_per_s;
       state.SetLabel(t.cuda ? "GFLOP/s: cuBLAS SGEMM 4096^3; GB/s: device copy 256 MiB"
                             : "GFLOP/s: FMA loop; GB/s: memcpy 64 MiB (read + write)");
+    })->Iterations(1);
+    if (target.cuda || target.threads < 2) continue;
+    add("ceiling/core_round_trip", target, [](benchmark::State& state, const Target&) {
+      const double ns = measure_core_round_trip();
+      for (auto _ : state) state.SetIterationTime(1e-3);
+      state.counters["ns"] = ns;
+      state.SetLabel(ns > kFarRoundTripNs ? "ns: cache-line round trip between the 2 threads; no shared L3"
+                                          : "ns: cache-line round trip between the 2 threads");
     })->Iterations(1);
   }
 }

@@ -69,6 +69,20 @@ def run_ember(bench, cases, threads, min_time):
     return values
 
 
+def core_round_trip(bench):
+    """ns for a cache line between ember-bench's two threads and back: about 50-110 when the host
+    runs the two vCPUs on cores that share an L3, about 320 when not (docs/performance.md)."""
+    out = subprocess.run([bench, "--benchmark_filter=^ceiling/core_round_trip/cpu:t2/", "--benchmark_format=json"],
+                         capture_output=True, text=True).stdout
+    try:
+        return round(json.loads(out)["benchmarks"][0]["ns"])
+    except (ValueError, KeyError, IndexError):
+        return None
+
+
+FAR_ROUND_TRIP_NS = 150
+
+
 def run_peer(command, threads, min_time, ops):
     args = command + ["--threads", str(threads), "--min-time", str(min_time)] + ([] if ops else ["--no-ops"])
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
@@ -254,6 +268,9 @@ def main():
         values = {side: {c: [] for c in cases} for side in ("ember",) + PEERS}
         ratios = {peer: {c: [] for c in cases} for peer in PEERS}
         for round_index in range(args.repeats):  # interleaved: ember, libtorch, Python, again
+            # Two threads are 1.6x slower on the tutorial's step when their cores share no L3, and the
+            # host moves the vCPUs every few minutes: each round says where they were.
+            trip = core_round_trip(bench) if threads >= 2 else None
             e = run_ember(bench, cases, threads, args.min_time)
             measured = {"ember": e}
             for peer, command in peers.items():
@@ -266,14 +283,21 @@ def main():
                 for c in cases:
                     if c in vals:
                         values[side][c].append(vals[c])
-            raw.append({"threads": threads, "round": round_index, **measured, "uptime": uptime()})
-            print(f"threads {threads} round {round_index + 1}/{args.repeats} done ({uptime()})", file=sys.stderr)
+            raw.append({"threads": threads, "round": round_index, **measured, "uptime": uptime(),
+                        "core_round_trip_ns": trip})
+            where = "" if trip is None else f", core round trip {trip} ns{' (no shared L3)' if trip > FAR_ROUND_TRIP_NS else ''}"
+            print(f"threads {threads} round {round_index + 1}/{args.repeats} done ({uptime()}{where})", file=sys.stderr)
         for c, unit in cases.items():
             rows.append({"case": c, "threads": threads, "unit": unit,
                          "values": {side: values[side][c] for side in values},
                          "ratios": {peer: ratios[peer][c] for peer in PEERS}})
     load_after = uptime()
     target_lines = targets_table(rows, raw, args.threads)
+    trips = [r["core_round_trip_ns"] for r in raw if r.get("core_round_trip_ns")]
+    if trips:
+        far = sum(t > FAR_ROUND_TRIP_NS for t in trips)
+        target_lines.append(f"- 2-thread rounds whose cores shared no L3 (round trip > {FAR_ROUND_TRIP_NS} ns): "
+                            f"{far} of {len(trips)} (round trips {', '.join(map(str, trips))} ns)")
     header = ("| case | threads | unit | ember | libtorch | ember / libtorch | spread | PyTorch (Python) "
               "| ember / Python | spread |")
     lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
