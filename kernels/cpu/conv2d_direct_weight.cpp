@@ -320,6 +320,29 @@ void build_dy_grid(const float* dy, float* dyg, int64_t n0, int64_t nb, int64_t 
   }
 }
 
+// The sum of the lanes (16, or 8 on AVX2) as a tree in a fixed order: lane l + lane l + half, for
+// half = lanes / 2 down to 1.
+float lane_tree(const float* v, int64_t lanes) {
+  float part[16];
+  std::copy(v, v + lanes, part);
+  for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+    for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
+  }
+  return part[0];
+}
+
+// lane_tree(v, 16) in vectors, the same additions in the same order (bit for bit): the scalar
+// tree over 5,000 weights' 16 lanes each was 8 % of conv2's weight gradient, and the image shards
+// take it once a shard.
+__attribute__((target("avx512f"))) float lane_tree16(const float* v) {
+  const __m512 all = _mm512_loadu_ps(v);
+  const __m256 eight = _mm256_add_ps(_mm512_castps512_ps256(all),
+                                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1)));
+  __m128 four = _mm_add_ps(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+  four = _mm_add_ps(four, _mm_movehl_ps(four, four));                // lanes 0 + 2, 1 + 3
+  return _mm_cvtss_f32(_mm_add_ss(four, _mm_shuffle_ps(four, four, 1)));  // (0 + 2) + (1 + 3)
+}
+
 // A task as its tile calls take it, worked out once per pass: tile_of's divisions, taken again for
 // every task of every image group, were a fifth of the weight gradient of ResNet-8's 64-channel
 // 7x7 conv (1664 tasks, 19 groups, a few hundred cycles of FMAs a call).
@@ -368,16 +391,39 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
     for (int64_t k = tile.k0; k < tile.k1; ++k) {
       for (int64_t tap = tile.tap0; tap < tile.tap1; ++tap) {
         const float* v = a + ((k - tile.k0) * kMaxTaps + tap - tile.tap0) * 16;
-        // A tree over the lanes (16, or 8 on AVX2), in a fixed order.
-        float part[16];
-        std::copy(v, v + lanes, part);
-        for (int64_t half = lanes / 2; half >= 1; half /= 2) {
-          for (int64_t l = 0; l < half; ++l) part[l] += part[l + half];
-        }
-        dw[k * CRQ + tile.c * s.kernel_h * s.kernel_w + tap] = part[0];
+        dw[k * CRQ + tile.c * s.kernel_h * s.kernel_w + tap] = lanes == 16 ? lane_tree16(v) : lane_tree(v, lanes);
       }
     }
   }
+}
+
+// Note [image shards]. The batch is summed as kImageShards fixed halves, each into its own copy
+// of dw (the first into dw itself), added in order at the end, whatever the thread count: with
+// two threads each takes one half of the images and every task, so it reads only the images that
+// its own core's forward and pooling kernels wrote (they split by images too). Split by tasks, as
+// before, both threads read the whole of x and dy: on these VMs, when the host runs the two vCPUs
+// on cores that share no L3, those reads and the invalidations the next step's writes then need
+// cost a round trip of ~320 ns a cache line, and the tutorial's 2-thread step went from 1.5 to
+// 2.5 ms (docs/performance.md, "Two threads on the tutorial network"). More threads split each
+// half's tasks between them, so the bits stay the same for every thread count.
+constexpr int64_t kImageShards = 2;
+
+int64_t shard_count(const Conv2dShape& s) { return std::min(kImageShards, s.batch); }
+int64_t shard_begin(const Conv2dShape& s, int64_t i) { return s.batch * i / shard_count(s); }
+int64_t dw_floats(const Conv2dShape& s) { return s.out_channels * s.group_in() * s.kernel_h * s.kernel_w; }
+
+// The threads that share shard i when `threads` of them run (threads >= shards): [first, last).
+std::pair<int, int> shard_team(int64_t i, int threads, int64_t shards) {
+  int first = 0;
+  while (first * shards / threads < i) ++first;
+  int last = first;
+  while (last < threads && last * shards / threads == i) ++last;
+  return {first, last};
+}
+
+// The smallest team any shard gets, which sizes each thread's share of the tiles.
+int smallest_team(int threads, int64_t shards) {
+  return threads < shards ? 1 : int(threads / shards);
 }
 
 }  // namespace
@@ -391,7 +437,8 @@ bool direct_weight_grad_applies(const Conv2dShape& s) {
 int64_t direct_weight_grad_workspace(const Conv2dShape& s) {
   if (channel_weight_grad_applies(s)) return channel_weight_grad_workspace(s);
   const int threads = get_num_threads();
-  return mask_floats(s) + int64_t(threads) * thread_floats(s, threads);
+  return mask_floats(s) + (shard_count(s) - 1) * dw_floats(s) +
+         int64_t(threads) * thread_floats(s, smallest_team(threads, shard_count(s)));
 }
 
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
@@ -401,17 +448,40 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
   void* masks = workspace;
   write_lane_masks(s, masks);
   workspace += mask_floats(s);
+  // Note [image shards]: shard i's images [shard_begin(i), shard_begin(i + 1)) go into its own dw.
+  const int64_t shards = shard_count(s), dw_size = dw_floats(s);
+  float* partials = workspace;  // shards 1.. (shard 0 writes dw)
+  workspace += (shards - 1) * dw_size;
+  const int64_t dy_image = s.out_channels * s.out_h() * s.out_w(), x_image = s.in_channels * s.in_h * s.in_w;
+  auto run_shard = [&](int64_t i, int64_t t0, int64_t t1, float* ws) {
+    Conv2dShape part = s;
+    part.batch = shard_begin(s, i + 1) - shard_begin(s, i);
+    run_tasks(dy + shard_begin(s, i) * dy_image, x + shard_begin(s, i) * x_image,
+              i == 0 ? dw : partials + (i - 1) * dw_size, part, tasks, t0, t1, masks, ws);
+  };
   const int nt = get_num_threads();
-  if (nt == 1 || tasks.count < nt || omp_in_parallel()) {
-    run_tasks(dy, x, dw, s, tasks, 0, tasks.count, masks, workspace);
-    return;
-  }
-  const int64_t slice = thread_floats(s, nt);
+  if (nt < shards || omp_in_parallel()) {
+    for (int64_t i = 0; i < shards; ++i) run_shard(i, 0, tasks.count, workspace);
+  } else {
+    const int64_t slice = thread_floats(s, smallest_team(nt, shards));
 #pragma omp parallel num_threads(nt)
-  {
-    const int64_t t = omp_get_thread_num();
-    run_tasks(dy, x, dw, s, tasks, tasks.count * t / nt, tasks.count * (t + 1) / nt,
-              masks, workspace + t * slice);
+    {
+      const int t = omp_get_thread_num();
+      if (omp_get_num_threads() < nt) {  // a smaller team than asked for (OMP_DYNAMIC): one thread does all
+        if (t == 0) {
+          for (int64_t i = 0; i < shards; ++i) run_shard(i, 0, tasks.count, workspace);
+        }
+      } else {
+        const int64_t i = int64_t(t) * shards / nt;
+        const auto [first, last] = shard_team(i, nt, shards);
+        const int64_t rank = t - first, team = last - first;
+        run_shard(i, tasks.count * rank / team, tasks.count * (rank + 1) / team, workspace + t * slice);
+      }
+    }
+  }
+  for (int64_t i = 1; i < shards; ++i) {
+    const float* part = partials + (i - 1) * dw_size;
+    for (int64_t j = 0; j < dw_size; ++j) dw[j] += part[j];
   }
 }
 

@@ -245,6 +245,8 @@ TEST_CASE("conv2d with stride 1 and padding on a batch larger than one padded ch
 }
 
 TEST_CASE("conv2d on the direct kernels gives the same bits for every thread count", "[conv2d]") {
+  // The bias gradient too, on every path: it sums the batch's two halves apart (Note [image
+  // shards]), as the unpadded weight gradient does. 4 threads put two on each half.
   // Unpadded (the tutorial's conv2: forward and weight gradient direct), padded (ResNet's 3x3:
   // all three direct, dx as a conv of the padded dy), grouped (ResNeXt's 3x3) and strided
   // (ResNet's downsampling 3x3: the forward by output channels).
@@ -267,18 +269,19 @@ TEST_CASE("conv2d on the direct kernels gives the same bits for every thread cou
     for (auto* v : {&x, &w, &b, &dy})
       for (auto& e : *v) e = dist(rng);
     const int saved = cpu::get_num_threads();
-    std::vector<float> y1, dw1, dx1;
-    for (int threads : {1, 2, 3}) {
+    std::vector<float> y1, dw1, dx1, db1;
+    for (int threads : {1, 2, 3, 4}) {
       cpu::set_num_threads(threads);
       std::vector<float> ws(std::max({cpu::conv2d_forward_workspace(s), cpu::conv2d_backward_weight_workspace(s),
                                       cpu::conv2d_backward_input_workspace(s)}));
-      std::vector<float> y(dy.size(), NAN), dw(w_size, NAN), dx(x_size, NAN);
+      std::vector<float> y(dy.size(), NAN), dw(w_size, NAN), dx(x_size, NAN), db(K, NAN);
       cpu::conv2d_forward<float>(x.data(), w.data(), b.data(), y.data(), s, ws.data());
-      cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw.data(), nullptr, s, ws.data());
+      cpu::conv2d_backward_weight<float>(dy.data(), x.data(), dw.data(), db.data(), s, ws.data());
       cpu::conv2d_backward_input<float>(dy.data(), w.data(), dx.data(), s, ws.data());
-      if (y1.empty()) y1 = y, dw1 = dw, dx1 = dx;
+      if (y1.empty()) y1 = y, dw1 = dw, dx1 = dx, db1 = db;
       CAPTURE(threads);
       CHECK(y == y1);
+      CHECK(db == db1);
       if (direct_weight) CHECK(dw == dw1);
       if (direct_input) CHECK(dx == dx1);
     }
