@@ -391,27 +391,25 @@ T channel_sum(const T* dy, int64_t k, int64_t n0, int64_t n1, const Conv2dShape&
   return total;
 }
 
-// dbias[k] = the sum of dy[:, k] over images and positions: the two halves of the batch summed
-// apart, on two threads where there are two, and added at the end, so the bits do not depend on
-// the thread count and neither thread reads the images the other core wrote (Note [image shards]
-// in conv2d_direct_weight.cpp).
+// dbias[k] = the sum of dy[:, k] over images and positions: each image shard of the batch
+// (image_shard_begin, conv2d_direct.h) summed apart, on its own thread where there are enough, and
+// the shards added in order at the end, so the bits do not depend on the thread count and no
+// thread reads the images another core wrote (Note [image shards] in conv2d_direct_weight.cpp).
 template <class T>
 void bias_grad(const T* dy, T* dbias, const Conv2dShape& s) {
-  const int64_t K = s.out_channels, half = s.batch / 2;
-  std::vector<T> second_half(static_cast<size_t>(K));
-  const int threads = omp_in_parallel() ? 1 : std::min(get_num_threads(), 2);
-  parallel_ranges(2, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t h = begin; h < end; ++h) {
-      for (int64_t k = 0; k < K; ++k) {
-        if (h == 0) {
-          dbias[k] = channel_sum(dy, k, 0, half, s);
-        } else {
-          second_half[static_cast<size_t>(k)] = channel_sum(dy, k, half, s.batch, s);
-        }
-      }
+  const int64_t K = s.out_channels, shards = image_shard_count(s);
+  std::vector<T> later_shards(static_cast<size_t>((shards - 1) * K));  // shard 0 sums into dbias
+  const int threads = omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(get_num_threads(), shards));
+  parallel_ranges(shards, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* sums = i == 0 ? dbias : later_shards.data() + (i - 1) * K;
+      const int64_t n0 = image_shard_begin(s, i), n1 = image_shard_begin(s, i + 1);
+      for (int64_t k = 0; k < K; ++k) sums[k] = channel_sum(dy, k, n0, n1, s);
     }
   });
-  for (int64_t k = 0; k < K; ++k) dbias[k] += second_half[static_cast<size_t>(k)];
+  for (int64_t i = 1; i < shards; ++i) {
+    for (int64_t k = 0; k < K; ++k) dbias[k] += later_shards[static_cast<size_t>((i - 1) * K + k)];
+  }
 }
 
 }  // namespace

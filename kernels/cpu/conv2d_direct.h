@@ -5,7 +5,7 @@
 // input-width grid] in conv2d_direct.cpp): grid position p = oh * in_w + ow, so tap (r, q) reads
 // x[p + r * in_w + q].
 // defines: ember::kernels::cpu::DirectIsa, direct_isa, direct_grid_len, direct_grid_ld,
-//          direct_lanes16, direct_blocks, direct_block_start,
+//          direct_lanes16, direct_blocks, direct_block_start, image_shard_count, image_shard_begin,
 //          direct_forward_applies, direct_forward_workspace, direct_forward,
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
 //          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
@@ -44,6 +44,16 @@ inline __mmask16 direct_lanes16(int64_t n) {
 // and where block b of them starts (block b is [start(b), start(b + 1))).
 inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }
 inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return n * b / blocks; }
+
+// The batch's fixed image shards (Note [image shards] in conv2d_direct_weight.cpp): the weight and
+// bias gradients sum shard i's images [image_shard_begin(s, i), image_shard_begin(s, i + 1)) apart
+// and add the shards' sums in order, whatever the thread count.
+inline constexpr int64_t kImageShards = 2;
+// An empty or one-image batch is one shard.
+inline int64_t image_shard_count(const Conv2dShape& s) {
+  return s.batch < kImageShards ? (s.batch > 1 ? s.batch : 1) : kImageShards;
+}
+inline int64_t image_shard_begin(const Conv2dShape& s, int64_t i) { return s.batch * i / image_shard_count(s); }
 
 // True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none, or
 // channel_forward_applies(s) (strides 2, padding). Any groups: each group's channel slices of

@@ -406,10 +406,8 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 // cost a round trip of ~320 ns a cache line, and the tutorial's 2-thread step went from 1.5 to
 // 2.5 ms (docs/performance.md, "Two threads on the tutorial network"). More threads split each
 // half's tasks between them, so the bits stay the same for every thread count.
-constexpr int64_t kImageShards = 2;
-
-int64_t shard_count(const Conv2dShape& s) { return std::min(kImageShards, s.batch); }
-int64_t shard_begin(const Conv2dShape& s, int64_t i) { return s.batch * i / shard_count(s); }
+// kImageShards, image_shard_count and image_shard_begin are in conv2d_direct.h: bias_grad in
+// conv2d.cpp splits the batch the same way.
 int64_t dw_floats(const Conv2dShape& s) { return s.out_channels * s.group_in() * s.kernel_h * s.kernel_w; }
 
 // The threads that share shard i when `threads` of them run (threads >= shards): [first, last).
@@ -437,8 +435,8 @@ bool direct_weight_grad_applies(const Conv2dShape& s) {
 int64_t direct_weight_grad_workspace(const Conv2dShape& s) {
   if (channel_weight_grad_applies(s)) return channel_weight_grad_workspace(s);
   const int threads = get_num_threads();
-  return mask_floats(s) + (shard_count(s) - 1) * dw_floats(s) +
-         int64_t(threads) * thread_floats(s, smallest_team(threads, shard_count(s)));
+  return mask_floats(s) + (image_shard_count(s) - 1) * dw_floats(s) +
+         int64_t(threads) * thread_floats(s, smallest_team(threads, image_shard_count(s)));
 }
 
 void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
@@ -448,29 +446,30 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
   void* masks = workspace;
   write_lane_masks(s, masks);
   workspace += mask_floats(s);
-  // Note [image shards]: shard i's images [shard_begin(i), shard_begin(i + 1)) go into its own dw.
-  const int64_t shards = shard_count(s), dw_size = dw_floats(s);
+  // Note [image shards]: shard i's images go into its own dw.
+  const int64_t shards = image_shard_count(s), dw_size = dw_floats(s);
   float* partials = workspace;  // shards 1.. (shard 0 writes dw)
   workspace += (shards - 1) * dw_size;
   const int64_t dy_image = s.out_channels * s.out_h() * s.out_w(), x_image = s.in_channels * s.in_h * s.in_w;
   auto run_shard = [&](int64_t i, int64_t t0, int64_t t1, float* ws) {
     Conv2dShape part = s;
-    part.batch = shard_begin(s, i + 1) - shard_begin(s, i);
-    run_tasks(dy + shard_begin(s, i) * dy_image, x + shard_begin(s, i) * x_image,
+    part.batch = image_shard_begin(s, i + 1) - image_shard_begin(s, i);
+    run_tasks(dy + image_shard_begin(s, i) * dy_image, x + image_shard_begin(s, i) * x_image,
               i == 0 ? dw : partials + (i - 1) * dw_size, part, tasks, t0, t1, masks, ws);
+  };
+  auto run_all_shards = [&] {
+    for (int64_t i = 0; i < shards; ++i) run_shard(i, 0, tasks.count, workspace);
   };
   const int nt = get_num_threads();
   if (nt < shards || omp_in_parallel()) {
-    for (int64_t i = 0; i < shards; ++i) run_shard(i, 0, tasks.count, workspace);
+    run_all_shards();
   } else {
     const int64_t slice = thread_floats(s, smallest_team(nt, shards));
 #pragma omp parallel num_threads(nt)
     {
       const int t = omp_get_thread_num();
       if (omp_get_num_threads() < nt) {  // a smaller team than asked for (OMP_DYNAMIC): one thread does all
-        if (t == 0) {
-          for (int64_t i = 0; i < shards; ++i) run_shard(i, 0, tasks.count, workspace);
-        }
+        if (t == 0) run_all_shards();
       } else {
         const int64_t i = int64_t(t) * shards / nt;
         const auto [first, last] = shard_team(i, nt, shards);
