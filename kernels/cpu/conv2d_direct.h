@@ -71,7 +71,7 @@ void direct_forward(const float* x, const float* w, const float* bias_or_null, f
                     const Conv2dShape& s, float* workspace);
 
 // True when direct_weight_grad runs s: stride 1, pad 0, dilation 1, any groups, and direct_isa()
-// is not none, or channel_weight_grad_applies(s) (which takes stride 2 too).
+// is not none, or channel_weight_grad_applies(s) (which takes stride 2 and padding too).
 bool direct_weight_grad_applies(const Conv2dShape& s);
 
 // Elements of float direct_weight_grad needs: the grid's lane masks and, per thread of
@@ -87,8 +87,9 @@ void direct_weight_grad(const float* dy, const float* x, float* dw, const Conv2d
 
 // The weight gradient vectorised over output channels (Note [the weight gradient by output
 // channels] in conv2d_direct_weight_channels.cpp), which direct_weight_grad takes where
-// channel_weight_grad_applies(s): AVX-512, no padding or dilation, stride 1 or 2 (the same in
-// both dimensions), K / groups a multiple of 16 and a kernel 3 wide. The same contract as
+// channel_weight_grad_applies(s): AVX-512, no dilation, stride 1 or 2 (the same in both
+// dimensions), K / groups a multiple of 16 and a kernel 3 wide; any padding, each group of
+// images copied with its border into a per-thread scratch. The same contract as
 // direct_weight_grad.
 bool channel_weight_grad_applies(const Conv2dShape& s);
 

@@ -20,10 +20,11 @@ namespace {
 // they replace wrote and re-packed R * Q copies of it (ResNet-8's 3x3 convs: 45 % of the
 // training step was im2col, gemm packing and memcpy).
 //
-// Where the forward by output channels applies (conv2d_direct_forward_channels.cpp: 3-wide
-// kernels, K / groups a multiple of 16 on AVX-512), it takes the padding itself, one image's
-// channel group at a time, and the forward and dx here make no copy; the weight gradient still
-// does.
+// Where the kernels by output channels apply (conv2d_direct_forward_channels.cpp and
+// conv2d_direct_weight_channels.cpp: 3-wide kernels, K / groups a multiple of 16 on AVX-512), they
+// take the padding themselves, a group of images at a time into a per-thread scratch: the forward
+// and dx here make no copy, and direct_weight_grad_applies(s) to such a padded s itself, so its
+// weight gradient does not come here.
 //
 // Channel groups (a ResNeXt block's 3x3) need nothing here: the direct kernels take each group's
 // channel slices of the padded copy and of y, dy or dx in place. The copies are made for chunks

@@ -25,7 +25,11 @@ namespace {
 // loads and the streaming of every dyg row from L2 for each tile were the cost.
 //
 // It applies when each group's output channels fill whole vectors (K / groups a multiple of 16)
-// and the kernel is 3 wide, on AVX-512; other shapes keep the grid kernel.
+// and the kernel is 3 wide, on AVX-512; other shapes keep the grid kernel. Padding is taken as the
+// forward by output channels takes it: each image group's x, the channels of this thread's tasks,
+// is copied with its zero border into the thread's scratch beside dyt, where it stays in L2. The
+// whole batch padded into the workspace first (conv2d_direct_padded.cpp) had streamed 4-7 MB to
+// memory and back per ResNet-8 conv: `pad_plane_avx512` was 6.5 % of its training step.
 //
 // A task is (group, k block, pair block), the pair block fastest. Tasks are split between threads
 // in contiguous ranges; images are taken in groups (kImageBudget) whose dyt each thread builds for
@@ -70,14 +74,27 @@ Tile tile_of(const Tasks& tasks, const Conv2dShape& s, int64_t t) {
           direct_block_start(tasks.pairs, tasks.pair_blocks, pb + 1)};
 }
 
+bool padded(const Conv2dShape& s) { return s.pad_h > 0 || s.pad_w > 0; }
+
+// The plane the tiles read: x's, or x's with its zero border.
+int64_t plane_rows(const Conv2dShape& s) { return s.in_h + 2 * s.pad_h; }
+int64_t plane_width(const Conv2dShape& s) { return s.in_w + 2 * s.pad_w; }
+int64_t plane_floats(const Conv2dShape& s) { return plane_rows(s) * plane_width(s); }
+
 int64_t group_images(const Conv2dShape& s) {
-  const int64_t per_image = s.out_h() * s.out_w() * s.out_channels + s.in_channels * s.in_h * s.in_w;
+  const int64_t per_image = s.out_h() * s.out_w() * s.out_channels + s.in_channels * plane_floats(s);
   return std::clamp<int64_t>(kImageBudget / per_image, 1, s.batch);
 }
 
+// A thread's scratch: dyt of an image group, its x planes with their border where s is padded
+// (at most every channel), and its tasks' accumulators.
+int64_t dyt_floats(const Conv2dShape& s) { return group_images(s) * s.out_h() * s.out_w() * s.out_channels; }
+int64_t padded_x_floats(const Conv2dShape& s) {
+  return padded(s) ? group_images(s) * s.in_channels * plane_floats(s) : 0;
+}
 int64_t thread_floats(const Conv2dShape& s, int threads) {
   const int64_t most_tasks = direct_blocks(Tasks(s).count, threads);
-  return group_images(s) * s.out_h() * s.out_w() * s.out_channels + most_tasks * kTileFloats;
+  return dyt_floats(s) + padded_x_floats(s) + most_tasks * kTileFloats;
 }
 
 // acc[v][i][q] += the products of U consecutive output positions from ow on (U <= 4 / KV dy
@@ -112,7 +129,8 @@ __attribute__((target("avx512f"), always_inline)) inline void channel_positions(
 
 // sums[(v * NC + i) * kTaps + q] (vectors of 16) += the tile's products over `images` images:
 // channel vector v of dyt (dyt + n * dyt_image + p * ld + 16 * v at position p) times
-// x[n * x_image + offsets[i] + S * (oh * W + ow) + q], offsets[i] = c * H * W + r * W of pair i.
+// x[n * x_image + offsets[i] + S * (oh * W + ow) + q], offsets[i] = c * plane + r * W of pair i
+// (x's planes, or their copies with a border: W is the width of the plane read).
 // The loops over v, i and q have constant bounds and are unrolled, so the arrays live in
 // registers.
 template <int KV, int NC, int S>
@@ -236,40 +254,57 @@ __attribute__((target("avx512f"))) void build_dyt(const float* dy, float* dyt, i
 
 struct PreparedTile {
   TileFn fn;
-  int64_t dyt_offset, x_offset;  // the tile's first channel within dyt's rows; its group's x
-  int64_t offsets[8];            // c * H * W + r * W of each pair, c within the group
+  int64_t dyt_offset;   // the tile's first channel within dyt's rows
+  int64_t offsets[8];   // of each pair's kernel row r of channel c: (c - c_lo) * plane + r * width
 };
 
 // Tasks [t0, t1) over the whole batch into dw; ws holds thread_floats of the caller's count.
 void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                const Tasks& tasks, int64_t t0, int64_t t1, float* ws) {
   if (t0 >= t1) return;
-  const int64_t G = group_images(s), HW = s.in_h * s.in_w, W = s.in_w, R = s.kernel_h;
+  const int64_t G = group_images(s), HW = s.in_h * s.in_w, R = s.kernel_h;
+  const int64_t W = plane_width(s), plane = plane_floats(s);  // of the plane the tiles read
   const int64_t OH = s.out_h(), OW = s.out_w(), P = OH * OW, Cg = s.group_in();
   const Tile first = tile_of(tasks, s, t0), last = tile_of(tasks, s, t1 - 1);
   const int64_t k_lo = first.k0, k_hi = last.k0 + 16 * last.vectors, ld = k_hi - k_lo;
+  // The input channels [c_lo, c_hi) the tasks read: the only ones a padded x is copied for.
+  int64_t c_lo = s.in_channels, c_hi = 0;
+  for (int64_t t = t0; t < t1; ++t) {
+    const Tile tile = tile_of(tasks, s, t);
+    c_lo = std::min(c_lo, tile.group * Cg + tile.pair0 / R);
+    c_hi = std::max(c_hi, tile.group * Cg + (tile.pair1 - 1) / R + 1);
+  }
+  if (!padded(s)) c_lo = 0;  // the tiles read x in place, every channel of an image
   std::vector<PreparedTile> prepared(static_cast<size_t>(t1 - t0));
   for (int64_t t = t0; t < t1; ++t) {
     const Tile tile = tile_of(tasks, s, t);
     PreparedTile& p = prepared[static_cast<size_t>(t - t0)];
     p.fn = kTiles[s.stride_h - 1][tile.vectors - 1][tile.pair1 - tile.pair0 - 1];
     p.dyt_offset = tile.k0 - k_lo;
-    p.x_offset = tile.group * Cg * HW;
     for (int64_t j = tile.pair0; j < tile.pair1; ++j) {
-      p.offsets[j - tile.pair0] = j / R * HW + j % R * W;
+      p.offsets[j - tile.pair0] = (tile.group * Cg + j / R - c_lo) * plane + j % R * W;
     }
   }
   float* dyt = ws;
-  float* sums = ws + G * P * ld;
+  float* x_padded = dyt + G * P * ld;
+  float* sums = x_padded + (padded(s) ? G * (c_hi - c_lo) * plane : 0);
   std::fill(sums, sums + (t1 - t0) * kTileFloats, 0.0f);
   for (int64_t n0 = 0; n0 < s.batch; n0 += G) {
     const int64_t nb = std::min(G, s.batch - n0);
     build_dyt(dy, dyt, n0, nb, k_lo, k_hi, s);
     const float* x_group = x + n0 * s.in_channels * HW;
+    int64_t x_image = s.in_channels * HW;
+    if (padded(s)) {
+      x_image = (c_hi - c_lo) * plane;
+      for (int64_t i = 0; i < nb; ++i) {
+        pad_planes(x_group + i * s.in_channels * HW + c_lo * HW, c_hi - c_lo, s.in_h, s.in_w,
+                   s.pad_h, s.pad_w, x_padded + i * x_image);
+      }
+      x_group = x_padded;
+    }
     float* tile_sums = sums;
     for (const PreparedTile& p : prepared) {
-      p.fn(dyt + p.dyt_offset, P * ld, ld, x_group + p.x_offset, s.in_channels * HW, p.offsets,
-           nb, OH, OW, W, tile_sums);
+      p.fn(dyt + p.dyt_offset, P * ld, ld, x_group, x_image, p.offsets, nb, OH, OW, W, tile_sums);
       tile_sums += kTileFloats;
     }
   }
@@ -294,9 +329,7 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
 
 }  // namespace
 
-bool channel_weight_grad_applies(const Conv2dShape& s) {
-  return channel_kernels_take(s) && s.pad_h == 0 && s.pad_w == 0;
-}
+bool channel_weight_grad_applies(const Conv2dShape& s) { return channel_kernels_take(s); }
 
 int64_t channel_weight_grad_workspace(const Conv2dShape& s) {
   const int threads = get_num_threads();
