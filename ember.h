@@ -4,6 +4,7 @@
 #include "ember/common/error.h"     // defines: ember::Error, ember::OutOfMemory
 #include "ember/core/autograd.h"    // defines: NoGradGuard, autograd::backward
 #include "ember/core/backend.h"     // defines: ember::set_backend, Backend
+#include "ember/core/cpu_allocator.h"  // defines: ember::cpu::memory_stats, empty_cache
 #include "ember/core/cuda/graph.h"    // defines: ember::cuda::Graph
 #include "ember/core/cuda/runtime.h"  // defines: ember::cuda::is_available, device_count, devices
 #include "ember/core/device.h"      // defines: ember::Device

@@ -11,9 +11,10 @@
 
 namespace ember {
 
-// Owns `nbytes` of memory on `device`. CPU memory is 64-byte aligned; CUDA memory comes from the
-// caching allocator (core/cuda/runtime.h). Storage also carries the version counter that autograd
-// uses to detect in-place changes of saved tensors: every in-place op on any view bumps it.
+// Owns `nbytes` of memory on `device`. CPU memory is 64-byte aligned and comes from the block
+// cache of core/cpu_allocator.h; CUDA memory from the caching allocator (core/cuda/runtime.h).
+// Storage also carries the version counter that autograd uses to detect in-place changes of
+// saved tensors: every in-place op on any view bumps it.
 class Storage {
  public:
   using Deleter = std::function<void(void*)>;
