@@ -5,7 +5,9 @@
 //
 // weight and bias ([C]) may be null: a null weight counts as 1, a null bias as 0. Per-channel
 // sums are taken in double for float and double alike, two passes (mean, then the squared
-// deviations), so a large common offset does not cancel the variance away.
+// deviations), so a large common offset does not cancel the variance away. Each sum runs over
+// fixed shards of the batch added in order (Note [batch norm in memory order] in
+// batch_norm.cpp): the results are the same bits for every thread count.
 #pragma once
 
 #include <cstdint>

@@ -1,15 +1,19 @@
 // BatchNorm1d / BatchNorm2d and F::batch_norm: PyTorch's values (tests/gen_norm_fixtures.py),
-// float64 finite differences, the module's parameters and buffers, and the error messages.
+// float64 finite differences, the module's parameters and buffers, the error messages, and the
+// CPU kernels' independence of the thread count.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "ember/core/autograd.h"
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
+#include "ember/kernels/cpu/batch_norm.h"
+#include "ember/kernels/cpu/threading.h"
 #include "ember/nn/checkpoint.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/normalization.h"
@@ -213,4 +217,39 @@ TEST_CASE("batch_norm and BatchNorm reject bad arguments with messages naming th
   CHECK_THROWS_WITH(bn1d(x), Catch::Contains("BatchNorm1d: expected 2-D or 3-D input (got 4-D input [8, 8, 10, 10])"));
   CHECK_THROWS_WITH(ember::nn::BatchNorm1d(0), Catch::Contains("BatchNorm1d: num_features must be positive, got 0"));
   CHECK_THROWS_WITH(ember::nn::BatchNorm2d(4, {.momentum = 1.5}), Catch::Contains("BatchNorm2d: momentum must be in [0, 1]"));
+}
+
+TEMPLATE_TEST_CASE("batch_norm's CPU kernels give the same bits for every thread count", "", float, double) {
+  // In double the shards' order shows in the last bits; in float it mostly rounds away.
+  using T = TestType;
+  // 13 images in 8 shards of one or two (Note [batch norm in memory order]); 39,000 elements, above
+  // the size where the kernels fork.
+  namespace cpu = ember::kernels::cpu;
+  const ember::kernels::BatchNormShape s{13, 5, 600};
+  std::mt19937 rng(5);
+  std::normal_distribution<T> dist(0.5, 2.0);
+  std::vector<T> x(static_cast<size_t>(s.numel())), dy(x.size()), w(5), b(5);
+  for (auto* v : {&x, &dy, &w, &b})
+    for (T& e : *v) e = dist(rng);
+  const int saved = cpu::get_num_threads();
+  std::vector<T> first;
+  for (int threads : {1, 2, 3, 4}) {
+    cpu::set_num_threads(threads);
+    std::vector<T> y(x.size()), mean(5), invstd(5), running_mean(5, T(0)), running_var(5, T(1));
+    std::vector<T> dx(x.size()), dw(5), db(5), dx_eval(x.size());
+    cpu::batch_norm_forward_training(x.data(), w.data(), b.data(), y.data(), mean.data(), invstd.data(),
+                                     running_mean.data(), running_var.data(), 0.1, 1e-5, s);
+    cpu::batch_norm_backward(dy.data(), x.data(), mean.data(), invstd.data(), w.data(), dx.data(), dw.data(),
+                             db.data(), true, s);
+    cpu::batch_norm_backward(dy.data(), x.data(), running_mean.data(), invstd.data(), w.data(), dx_eval.data(),
+                             static_cast<T*>(nullptr), static_cast<T*>(nullptr), false, s);
+    std::vector<T> all;
+    for (const auto* v : {&y, &mean, &invstd, &running_mean, &running_var, &dx, &dw, &db, &dx_eval}) {
+      all.insert(all.end(), v->begin(), v->end());
+    }
+    if (first.empty()) first = all;
+    CAPTURE(threads);
+    CHECK(all == first);
+  }
+  cpu::set_num_threads(saved);
 }
