@@ -111,7 +111,6 @@ EMBER_BATCH_NORM_LOOPS(float)
 EMBER_BATCH_NORM_LOOPS(double)
 #undef EMBER_BATCH_NORM_LOOPS
 
-
 }  // namespace
 
 template <class T>
