@@ -18,9 +18,9 @@ set(EMBER_PUBLIC_HEADERS
   ember.h
   # common: the error type
   common/error.h
-  # core: Tensor and its ops, devices, autograd, the CUDA runtime queries and graphs
+  # core: Tensor and its ops, devices, autograd, the CPU block cache, the CUDA runtime queries and graphs
   core/autograd.h core/backend.h core/device.h core/dtype.h core/generator.h core/ops.h
-  core/storage.h core/tensor.h core/threading.h
+  core/cpu_allocator.h core/storage.h core/tensor.h core/threading.h
   core/cuda/graph.h core/cuda/runtime.h
   # nn: modules, layers, functional ops, checkpoints
   nn/activation.h nn/checkpoint.h nn/clip_grad.h nn/container.h nn/conv.h nn/dropout.h nn/embedding.h nn/expanding_array.h
