@@ -19,6 +19,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ember/kernels/cpu/conv2d.h"
@@ -50,9 +51,7 @@ inline int64_t direct_block_start(int64_t n, int64_t blocks, int64_t b) { return
 // and add the shards' sums in order, whatever the thread count.
 inline constexpr int64_t kImageShards = 2;
 // An empty or one-image batch is one shard.
-inline int64_t image_shard_count(const Conv2dShape& s) {
-  return s.batch < kImageShards ? (s.batch > 1 ? s.batch : 1) : kImageShards;
-}
+inline int64_t image_shard_count(const Conv2dShape& s) { return std::clamp<int64_t>(s.batch, 1, kImageShards); }
 inline int64_t image_shard_begin(const Conv2dShape& s, int64_t i) { return s.batch * i / image_shard_count(s); }
 
 // True when direct_forward runs s: stride 1, pad 0, dilation 1, and direct_isa() is not none, or
