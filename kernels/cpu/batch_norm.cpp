@@ -29,15 +29,18 @@ constexpr int64_t kParallelElements = 1 << 15;
 
 int64_t shard_count(const BatchNormShape& s) { return std::clamp<int64_t>(s.batch, 1, kShards); }
 
+// Threads for a pass over s split into `units` contiguous pieces (shards, or planes).
+int threads_for(const BatchNormShape& s, int64_t units) {
+  if (s.numel() < kParallelElements || omp_in_parallel()) return 1;
+  return static_cast<int>(std::min<int64_t>(get_num_threads(), units));
+}
+
 // body(shard, first image, end image) for each shard, shards split between threads in
 // contiguous ranges.
 template <class Body>
 void for_each_shard(const BatchNormShape& s, const Body& body) {
   const int64_t shards = shard_count(s);
-  const int threads = s.numel() < kParallelElements || omp_in_parallel()
-                          ? 1
-                          : static_cast<int>(std::min<int64_t>(get_num_threads(), shards));
-  parallel_ranges(shards, threads, [&](int64_t begin, int64_t end) {
+  parallel_ranges(shards, threads_for(s, shards), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) body(i, s.batch * i / shards, s.batch * (i + 1) / shards);
   });
 }
@@ -177,10 +180,7 @@ void batch_norm_forward_eval(const T* x, const T* mean, const T* var, const T* w
     shifts[c] = static_cast<T>(shift - static_cast<double>(mean[c]) * scale);
   }
   const int64_t planes = s.batch * s.channels;
-  const int threads = s.numel() < kParallelElements || omp_in_parallel()
-                          ? 1
-                          : static_cast<int>(std::min<int64_t>(get_num_threads(), planes));
-  parallel_ranges(planes, threads, [&](int64_t begin, int64_t end) {
+  parallel_ranges(planes, threads_for(s, planes), [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const int64_t c = p % s.channels;
       affine_range(x + p * s.spatial, y + p * s.spatial, s.spatial, scales[c], shifts[c]);
