@@ -29,15 +29,15 @@ namespace {
 // one core lines the other one holds. On these VMs the two vCPUs sometimes run on host cores
 // that share no L3; each such line then waits for a round trip across the package (~320 ns,
 // ember-bench `ceiling/core_round_trip`). Measured on the tutorial network at 2 threads in that
-// state (docs/performance.md, "Two threads on the tutorial network"): the training step at
-// batch 64 1.98 -> 1.58 ms, at batch 256 8.9 -> 6.1 ms, inference at batch 1000 11.9 -> 9.5 ms;
-// no change where the cores share an L3 or on one thread.
+// state (docs/performance.md, "The buffers the allocator hands out"): the training step at
+// batch 64 2.01 -> 1.61 ms, at batch 256 8.97 -> 6.24 ms, inference at batch 1000 12.2 -> 9.6 ms;
+// no change where the cores share an L3.
 //
 // On one thread (ember::get_num_threads() == 1 when the block is freed) blocks go back to malloc:
 // there is no other core to keep them from, and glibc, handing out the block freed last whatever
 // its size, gives memory that is hotter in cache (with the cache, the 1-thread steps measured
-// 1-3 % slower). The cache holds at most a quarter of the machine's memory; a block that would take it past
-// that goes back to malloc. When malloc fails the cache is emptied and malloc tried once more, so
+// 1-3 % slower). The cache holds at most a quarter of the machine's RAM; a block that would take
+// it past that goes back to malloc. When malloc fails the cache is emptied and malloc tried once more, so
 // memory held for reuse never turns into an OutOfMemory. Sanitizer builds do not cache: a
 // use-after-free must reach AddressSanitizer's poisoned memory.
 constexpr size_t kAlignment = 64;
@@ -59,25 +59,32 @@ const bool malloc_keeps_blocks = [] {
   return true;
 }();
 
+// This machine's RAM and swap, read once.
+struct MachineMemory {
+  size_t ram = 0, swap = 0;
+  bool known = false;
+};
+const MachineMemory& machine_memory() {
+  static const MachineMemory memory = [] {
+    struct sysinfo info {};
+    if (::sysinfo(&info) != 0) return MachineMemory{};
+    return MachineMemory{static_cast<size_t>(info.totalram) * info.mem_unit,
+                         static_cast<size_t>(info.totalswap) * info.mem_unit, true};
+  }();
+  return memory;
+}
+
 // All the memory a CPU allocation could ever get: this machine's RAM and swap. Asking for more
 // cannot succeed (malloc fails, or with overcommit the first write kills the process), and under
 // a sanitizer or libFuzzer a huge malloc aborts instead of returning null, so it is refused first.
 size_t memory_limit() {
-  static const size_t limit = [] {
-    struct sysinfo info {};
-    if (::sysinfo(&info) != 0) return std::numeric_limits<size_t>::max();
-    return (static_cast<size_t>(info.totalram) + info.totalswap) * info.mem_unit;
-  }();
-  return limit;
+  const MachineMemory& m = machine_memory();
+  return m.known ? m.ram + m.swap : std::numeric_limits<size_t>::max();
 }
 
 size_t cache_limit() {
-  static const size_t limit = [] {
-    struct sysinfo info {};
-    if (::sysinfo(&info) != 0) return size_t(1) << 30;
-    return static_cast<size_t>(info.totalram) * info.mem_unit / 4;
-  }();
-  return limit;
+  const MachineMemory& m = machine_memory();
+  return m.known ? m.ram / 4 : size_t(1) << 30;
 }
 
 // Note [CPU allocation alignment]: blocks come from malloc, 64-byte aligned by hand, not from
