@@ -26,26 +26,31 @@ void check_index_tensor(const Tensor& input, const Tensor& index, const char* op
               index.device());
 }
 
-// Throws naming `op` unless every index lies in [0, size): the smallest and the largest index (a
-// loop on the CPU, two reductions and a sync on CUDA), so that a bad index is an error, never a
-// read out of bounds.
-void check_index_range(const Tensor& index, int64_t size, const char* op, const char* what) {
+// Throws naming `op` unless every index lies in [0, size), so that a bad index is an error, never
+// a read out of bounds. On the CPU one unsigned compare per index (a negative index wraps to a huge
+// one), no min/max chain: for a small gather the check had cost more than the gather itself; on
+// CUDA the smallest and the largest index, two reductions and a sync.
+void check_index_range(const Tensor& index, int64_t size, const char* op, int64_t dim) {
   if (index.numel() == 0) return;
-  int64_t lo, hi;
-  if (index.device().is_cpu()) {  // the two reductions would cost more than a small op itself
+  int64_t bad_index = 0;
+  bool in_range = true;
+  if (index.device().is_cpu()) {
     const Tensor flat = index.contiguous();
     const int64_t* p = flat.data<int64_t>();
-    lo = hi = p[0];
-    for (int64_t i = 1; i < flat.numel(); ++i) {
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
+    const int64_t n = flat.numel();
+    const auto limit = static_cast<uint64_t>(size);
+    bool any_out = false;
+    for (int64_t i = 0; i < n; ++i) any_out |= static_cast<uint64_t>(p[i]) >= limit;
+    if (any_out) {
+      in_range = false;
+      bad_index = *std::find_if(p, p + n, [&](int64_t v) { return static_cast<uint64_t>(v) >= limit; });
     }
   } else {
-    lo = min(index).item<int64_t>();
-    hi = max(index).item<int64_t>();
+    const int64_t lo = min(index).item<int64_t>(), hi = max(index).item<int64_t>();
+    in_range = lo >= 0 && hi < size;
+    bad_index = lo < 0 ? lo : hi;
   }
-  EMBER_CHECK(lo >= 0 && hi < size, op, ": index ", lo < 0 ? lo : hi, " is out of range for ", what, " of size ",
-              size);
+  EMBER_CHECK(in_range, op, ": index ", bad_index, " is out of range for dim ", dim, " of size ", size);
 }
 
 kernels::IndexShape index_shape(const Shape& sizes, int64_t dim, int64_t count) {
@@ -81,7 +86,7 @@ Tensor index_select_skipping(const Tensor& input, int64_t dim, const Tensor& ind
   EMBER_CHECK(index.dim() <= 1, op, ": expected a 1-D (or 0-D) index, got ", index.dim(), "-D index ",
               index.sizes());
   dim = wrap_dim(dim, input.dim(), op);
-  check_index_range(index, input.size(dim), op, ember::detail::str("dim ", dim).c_str());
+  check_index_range(index, input.size(dim), op, dim);
   Tensor x = input.detach().contiguous();
   Tensor idx = index.contiguous();
   const kernels::IndexShape s = index_shape(x.sizes(), dim, idx.numel());
@@ -144,7 +149,7 @@ Tensor gather(const Tensor& input, int64_t dim, const Tensor& index) {
                 " no larger than input ", input.sizes(), " outside dim ", dim, ", got ", index.size(d), " > ",
                 input.size(d), " in dim ", d);
   }
-  check_index_range(index, input.size(dim), "gather", ember::detail::str("dim ", dim).c_str());
+  check_index_range(index, input.size(dim), "gather", dim);
   if (input.dim() > kernels::kMaxGatherDims) {  // beyond the kernel's rank: the offsets, then index_select
     return index_select(input.reshape({-1}), 0, gather_offsets(input.sizes(), dim, index)).reshape(index.sizes());
   }

@@ -83,13 +83,28 @@ void copy_strided(void* dst, const StridedLayout& dst_layout, int dst_dtype, con
   copy_cast(dst, dst_dtype, src, src_dtype, loop);
 }
 
+// Below this many bytes a fill stays on the calling thread (the fork costs more than the stores).
+constexpr int64_t kParallelFillBytes = 256 << 10;
+
 void fill(void* dst, int dtype, int64_t numel, double value) {
   const bool to_bool = dtype == kDTypeBool;
   dispatch_dtype(dtype, "fill_", [&](auto t) {
     using T = decltype(t);
     const T v = to_bool ? static_cast<T>(value != 0.0) : static_cast<T>(value);
+    const T zero{};
+    // Zeros (the usual fill: every gradient buffer starts as one) go through memset, whose
+    // streaming stores write a large buffer without first reading it; +0.0 only, since -0.0 has
+    // a bit set. Threads fill their own contiguous part.
+    const bool all_zero_bits = std::memcmp(&v, &zero, sizeof(T)) == 0;
+    const bool parallel = numel * int64_t{sizeof(T)} >= kParallelFillBytes && !omp_in_parallel();
     T* out = static_cast<T*>(dst);
-    for (int64_t k = 0; k < numel; ++k) out[k] = v;
+    parallel_ranges(numel, parallel ? get_num_threads() : 1, [&](int64_t begin, int64_t end) {
+      if (all_zero_bits) {
+        std::memset(out + begin, 0, static_cast<size_t>(end - begin) * sizeof(T));
+      } else {
+        for (int64_t k = begin; k < end; ++k) out[k] = v;
+      }
+    });
   });
 }
 

@@ -1,6 +1,7 @@
 // Device, DType, factories, views, copies and printing.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "ember/core/generator.h"
 #include "ember/core/ops.h"
 #include "ember/core/tensor.h"
+#include "ember/core/threading.h"
 
 using ember::Tensor;
 
@@ -60,6 +62,25 @@ TEST_CASE("factories fill, count and draw as PyTorch's do") {
   Tensor t = ember::tensor({1.f, 2.f, 3.f});
   CHECK(t.sizes() == ember::Shape{3});
   CHECK(t.at<float>({1}) == 2.0f);
+}
+
+TEST_CASE("a large fill is every element on 1 and 2 threads, zeros through memset, -0.0 keeping its sign") {
+  const int threads = ember::get_num_threads();
+  const int64_t n = (1 << 18) + 7;  // past the threaded fill's 256 KB, an odd split
+  for (int t : {1, 2}) {
+    ember::set_num_threads(t);
+    for (double value : {0.0, -0.0, 1.5}) {
+      { Tensor sevens = ember::full({n}, 7.0); }  // on 2 threads the block cache hands its block on
+      Tensor filled = ember::full({n}, value);
+      INFO(t << " threads, value " << value);
+      CHECK(ember::eq(filled, ember::full({}, value)).sum().item<int64_t>() == n);
+      CHECK(std::signbit(filled.data<float>()[0]) == std::signbit(value));
+      CHECK(std::signbit(filled.data<float>()[n - 1]) == std::signbit(value));
+    }
+    Tensor wide = ember::zeros({n}, {.dtype = ember::kFloat64});
+    CHECK(ember::eq(wide, ember::full({}, 0.0)).sum().item<int64_t>() == n);
+  }
+  ember::set_num_threads(threads);
 }
 
 TEST_CASE("from_blob shares the caller's memory and runs the deleter when the last view dies") {

@@ -112,6 +112,51 @@ TEST_CASE("index_select's gradient sums repeated indices in the same bits on 1 a
   }
 }
 
+// out[e] = x[the index's coordinates of e, with index[e] in place of the coordinate along dim],
+// element by element from the coordinates: the definition, against both of the kernel's loops.
+Tensor gather_by_definition(const Tensor& x, int64_t dim, const Tensor& index) {
+  Tensor out = ember::empty(index.sizes());
+  const Tensor xc = x.contiguous(), ic = index.contiguous();
+  const int64_t n = ic.numel(), ndim = ic.dim();
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t offset = 0, rest = e, stride = 1;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      const int64_t coord = d == dim ? ic.data<int64_t>()[e] : rest % ic.size(d);
+      offset += coord * stride;
+      rest /= ic.size(d);
+      stride *= xc.size(d);
+    }
+    out.data<float>()[e] = xc.data<float>()[offset];
+  }
+  return out;
+}
+
+TEST_CASE("gather's row loop (1-2 dims) and coordinate loop (3-8 dims) agree with the definition, threads split mid-row") {
+  ember::manual_seed(45);
+  struct Case {
+    Shape input, index;
+  };
+  // Index sizes smaller than the input outside dim, rows of odd length; the larger ones exceed the
+  // kernel's threading threshold, so the two threads' ranges begin inside a row.
+  const std::vector<Case> cases{{{37}, {53}},         {{303, 113}, {301, 111}}, {{5, 7}, {4, 1}},
+                                {{9, 8, 7}, {6, 5, 7}}, {{43, 30, 32}, {41, 29, 31}}, {{3, 4, 5, 6}, {2, 3, 4, 5}}};
+  const int threads = ember::get_num_threads();
+  for (const Case& c : cases) {
+    for (int64_t dim = 0; dim < static_cast<int64_t>(c.input.size()); ++dim) {
+      Tensor x = ember::randn(c.input);
+      Tensor index = ember::clamp(ember::mul(ember::rand(c.index), double(c.input[dim])).to(ember::kInt64), 0.0,
+                                  double(c.input[dim] - 1));
+      const Tensor expected = gather_by_definition(x, dim, index);
+      for (int t : {1, 2}) {
+        ember::set_num_threads(t);
+        INFO("input " << ember::shape_str(c.input) << ", index " << ember::shape_str(c.index) << ", dim " << dim << ", " << t << " threads");
+        CHECK(ember::allclose(ember::gather(x, dim, index), expected, 0.0, 0.0));
+      }
+    }
+  }
+  ember::set_num_threads(threads);
+}
+
 TEST_CASE("gather beyond the kernel's 8 dims takes the offsets path and agrees with the 2-D gather") {
   Tensor x = ember::randn({2, 3}), index = ints({2, 0, 1, 1}, {2, 2});
   const Shape nine{2, 1, 1, 1, 1, 1, 1, 1, 3}, nine_index{2, 1, 1, 1, 1, 1, 1, 1, 2};
