@@ -41,6 +41,25 @@ Tensor ints(std::vector<int64_t> values, Shape shape) {
   return ember::tensor<int64_t>(values).reshape(std::move(shape));
 }
 
+// out[e] = x[the index's coordinates of e, with index[e] in place of the coordinate along dim],
+// element by element from the coordinates: the definition, against both of the kernel's loops.
+Tensor gather_by_definition(const Tensor& x, int64_t dim, const Tensor& index) {
+  Tensor out = ember::empty(index.sizes());
+  const Tensor xc = x.contiguous(), ic = index.contiguous();
+  const int64_t n = ic.numel(), ndim = ic.dim();
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t offset = 0, rest = e, stride = 1;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      const int64_t coord = d == dim ? ic.data<int64_t>()[e] : rest % ic.size(d);
+      offset += coord * stride;
+      rest /= ic.size(d);
+      stride *= xc.size(d);
+    }
+    out.data<float>()[e] = xc.data<float>()[offset];
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("index_select matches PyTorch along the first, a middle and the last dim, repeats summed") {
@@ -112,26 +131,8 @@ TEST_CASE("index_select's gradient sums repeated indices in the same bits on 1 a
   }
 }
 
-// out[e] = x[the index's coordinates of e, with index[e] in place of the coordinate along dim],
-// element by element from the coordinates: the definition, against both of the kernel's loops.
-Tensor gather_by_definition(const Tensor& x, int64_t dim, const Tensor& index) {
-  Tensor out = ember::empty(index.sizes());
-  const Tensor xc = x.contiguous(), ic = index.contiguous();
-  const int64_t n = ic.numel(), ndim = ic.dim();
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t offset = 0, rest = e, stride = 1;
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      const int64_t coord = d == dim ? ic.data<int64_t>()[e] : rest % ic.size(d);
-      offset += coord * stride;
-      rest /= ic.size(d);
-      stride *= xc.size(d);
-    }
-    out.data<float>()[e] = xc.data<float>()[offset];
-  }
-  return out;
-}
-
-TEST_CASE("gather's row loop (1-2 dims) and coordinate loop (3-8 dims) agree with the definition, threads split mid-row") {
+TEST_CASE("gather's row loop (1-2 dims) and coordinate loop (3-8 dims) agree with the definition, "
+          "threads split mid-row") {
   ember::manual_seed(45);
   struct Case {
     Shape input, index;
@@ -149,7 +150,8 @@ TEST_CASE("gather's row loop (1-2 dims) and coordinate loop (3-8 dims) agree wit
       const Tensor expected = gather_by_definition(x, dim, index);
       for (int t : {1, 2}) {
         ember::set_num_threads(t);
-        INFO("input " << ember::shape_str(c.input) << ", index " << ember::shape_str(c.index) << ", dim " << dim << ", " << t << " threads");
+        INFO("input " << ember::shape_str(c.input) << ", index " << ember::shape_str(c.index) << ", dim " << dim
+                      << ", " << t << " threads");
         CHECK(ember::allclose(ember::gather(x, dim, index), expected, 0.0, 0.0));
       }
     }
