@@ -427,8 +427,9 @@ int64_t conv2d_forward_workspace(const Conv2dShape& s) {
 int64_t conv2d_backward_input_workspace(const Conv2dShape& s) {
   if (s.depthwise()) return 0;
   const int64_t gemm_path = int64_t(get_num_threads()) * group_elements(s);
-  return direct_input_grad_applies(s) ? std::max(gemm_path, direct_input_grad_workspace(s))
-                                      : gemm_path;
+  if (direct_input_grad_applies(s)) return std::max(gemm_path, direct_input_grad_workspace(s));
+  if (strided_input_grad_applies(s)) return std::max(gemm_path, strided_input_grad_workspace(s));
+  return gemm_path;
 }
 
 int64_t conv2d_backward_weight_workspace(const Conv2dShape& s) {
@@ -481,6 +482,10 @@ void conv2d_backward_input(const T* dy, const T* w, T* dx, const Conv2dShape& s,
   if constexpr (std::is_same_v<T, float>) {
     if (direct_input_grad_applies(s)) {
       direct_input_grad(dy, w, dx, s, workspace);
+      return;
+    }
+    if (strided_input_grad_applies(s)) {
+      strided_input_grad(dy, w, dx, s, workspace);
       return;
     }
   }

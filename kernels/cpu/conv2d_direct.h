@@ -10,6 +10,7 @@
 //          direct_weight_grad_applies, direct_weight_grad_workspace, direct_weight_grad,
 //          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
 //          channel_forward_applies, channel_forward_workspace, channel_forward,
+//          strided_input_grad_applies, strided_input_grad_workspace, strided_input_grad,
 //          transpose_weights_by_tap, pad_planes, transpose16_block,
 //          direct_padded_weight_grad_applies,
 //          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
@@ -113,6 +114,15 @@ bool channel_forward_applies(const Conv2dShape& s);
 int64_t channel_forward_workspace(const Conv2dShape& s);
 void channel_forward(const float* x, const float* w, const float* bias_or_null, float* y,
                      const Conv2dShape& s, float* workspace);
+
+// The input gradient of a 3x3 stride-2 conv with padding 0 or 1 (Note [the strided input gradient
+// by input channels] in conv2d_direct_input_grad_strided.cpp): AVX-512, no dilation, C / groups a
+// multiple of 16. Each dx element sums only its own taps, in the order k, r, q, by one task: the
+// same bits for every thread count. Overwrites dx.
+bool strided_input_grad_applies(const Conv2dShape& s);
+int64_t strided_input_grad_workspace(const Conv2dShape& s);
+void strided_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
+                        float* workspace);
 
 // wt[(g * T + tap) * K/groups + k] = w[(g * K/groups + k) * T + tap], T = C/groups * R * S taps:
 // each group's weights tap-major, a tap's output channels one contiguous run.

@@ -174,6 +174,16 @@ std::vector<Conv2dShape> direct_shapes() {
   out.push_back({2, 6, 11, 11, 64, 3, 3, 2, 2, 1, 1, 1, 1, 2});    // grouped, stride 2
   out.push_back({1, 16, 3, 3, 16, 3, 3, 2, 2});                    // one output per image
   out.push_back({2, 3, 9, 9, 16, 3, 3, 2, 1, 1, 1});               // strides differ: im2col
+  // The strided input gradient by input channels (conv2d_direct_input_grad_strided.cpp): 3x3
+  // stride 2, pad 0 or 1, C / groups a multiple of 16 (ResNet-8's strided 3x3 above is one).
+  //              batch C  H   W  K  R  S  sh sw ph pw dh dw groups
+  out.push_back({2, 16, 13, 15, 24, 3, 3, 2, 2, 1, 1});            // odd H and W, K 24
+  out.push_back({2, 32, 14, 14, 64, 3, 3, 2, 2, 1, 1});            // ResNet-8's 32 -> 64: 2 vectors
+  out.push_back({2, 80, 9, 30, 16, 3, 3, 2, 2, 0, 0});             // 5 vectors (2 + 3), unpadded, W 30
+  out.push_back({2, 16, 8, 29, 16, 3, 3, 2, 2, 1, 0});             // pad in H only, W 29: 3 segments
+  out.push_back({2, 48, 12, 10, 16, 3, 3, 2, 2, 0, 1});            // 3 vectors, pad in W only
+  out.push_back({2, 64, 9, 9, 32, 3, 3, 2, 2, 1, 1, 1, 1, 2});     // grouped: 32 in, 16 out a group
+  out.push_back({3, 16, 1, 2, 16, 3, 3, 2, 2, 1, 1});              // a 1 x 2 image: one dy position
   return out;
 }
 
@@ -249,7 +259,7 @@ TEST_CASE("conv2d on the direct kernels gives the same bits for every thread cou
   // shards]), as the unpadded weight gradient does. 4 threads put two on each half.
   // Unpadded (the tutorial's conv2: forward and weight gradient direct), padded (ResNet's 3x3:
   // all three direct, dx as a conv of the padded dy), grouped (ResNeXt's 3x3) and strided
-  // (ResNet's downsampling 3x3: the forward by output channels).
+  // (ResNet's downsampling 3x3: the forward by output channels, dx by input channels).
   for (const Conv2dShape& s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
                               Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1},
                               Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4},
@@ -259,7 +269,7 @@ TEST_CASE("conv2d on the direct kernels gives the same bits for every thread cou
     // deterministic only for a fixed thread count (checked above).
     const bool direct_weight = cpu::direct_weight_grad_applies(s) ||
                                cpu::direct_padded_weight_grad_applies(s);
-    const bool direct_input = cpu::direct_input_grad_applies(s);
+    const bool direct_input = cpu::direct_input_grad_applies(s) || cpu::strided_input_grad_applies(s);
     const int64_t K = s.out_channels, P = s.out_h() * s.out_w();
     const int64_t x_size = s.batch * s.in_channels * s.in_h * s.in_w;
     const int64_t w_size = K * s.group_in() * s.kernel_h * s.kernel_w;
