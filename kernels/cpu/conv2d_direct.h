@@ -42,6 +42,17 @@ inline __mmask16 direct_lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
 }
 
+// Share `part` of `parts` of the cache lines of [data, data + floats) prefetched into L2. A kernel
+// calls it once per step of its current task (part = step) on the input its next task will copy:
+// the copy then reads from L2 where it had waited on each line's first read from L3 or memory.
+inline void prefetch_share_l2(const float* data, int64_t floats, int64_t part, int64_t parts) {
+  const int64_t lines = (floats + 15) / 16;
+  const char* bytes = reinterpret_cast<const char*>(data);
+  for (int64_t i = lines * part / parts; i < lines * (part + 1) / parts; ++i) {
+    _mm_prefetch(bytes + 64 * i, _MM_HINT_T1);
+  }
+}
+
 // [0, n) in blocks of at most `most`, as even as possible (12 by 10: 6 + 6): how many blocks,
 // and where block b of them starts (block b is [start(b), start(b + 1))).
 inline int64_t direct_blocks(int64_t n, int64_t most) { return (n + most - 1) / most; }

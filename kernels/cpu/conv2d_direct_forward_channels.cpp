@@ -137,15 +137,18 @@ struct Scratch {
 // unless the thread's previous task had copied it (a thread's tasks are one contiguous range):
 // the copy stays in L2 and needs no batch-sized workspace (the whole-batch padded copy this
 // replaces was written to memory and read back).
-void forward_task(int64_t t, const float* x, const float* wt, const float* bias, float* y,
-                  const Conv2dShape& s, const Blocks& blocks, Scratch& scratch) {
+void forward_task(int64_t t, int64_t tasks, const float* x, const float* wt, const float* bias,
+                  float* y, const Conv2dShape& s, const Blocks& blocks, Scratch& scratch) {
   const int64_t b = t % blocks.count, group = t / blocks.count % s.groups;
   const int64_t n = t / blocks.count / s.groups;
   const int64_t v0 = blocks.start(b), KV = blocks.start(b + 1) - v0, ld = 16 * KV;
   const int64_t Kg = s.group_out(), k0 = group * Kg + 16 * v0, S = s.stride_h;
   const int64_t OH = s.out_h(), OW = s.out_w(), P = OH * OW;
   const int64_t W = s.in_w + 2 * s.pad_w, HW = (s.in_h + 2 * s.pad_h) * W;
+  const int64_t group_floats = s.group_in() * s.in_h * s.in_w;
   const float* xg = x + (n * s.in_channels + group * s.group_in()) * s.in_h * s.in_w;
+  // During a group's last block, the next task's group (the planes that follow) into L2.
+  const float* next = b + 1 == blocks.count && t + 1 < tasks ? xg + group_floats : nullptr;
   if (padded(s)) {
     if (scratch.image != n || scratch.group != group) {
       pad_planes(xg, s.group_in(), s.in_h, s.in_w, s.pad_h, s.pad_w, scratch.padded);
@@ -159,6 +162,7 @@ void forward_task(int64_t t, const float* x, const float* wt, const float* bias,
   const float* bias_k = bias ? bias + k0 : nullptr;
   const int64_t segments = direct_blocks(OW, max_positions(static_cast<int>(KV)));
   for (int64_t oh = 0; oh < OH; ++oh) {
+    if (next) prefetch_share_l2(next, group_floats, oh, OH);
     for (int64_t i = 0; i < segments; ++i) {
       const int64_t ow0 = direct_block_start(OW, segments, i);
       const int64_t U = direct_block_start(OW, segments, i + 1) - ow0;
@@ -197,14 +201,14 @@ void channel_forward(const float* x, const float* w, const float* bias_or_null, 
   };
   if (nt == 1 || tasks < nt || omp_in_parallel()) {
     Scratch mine = scratch_of(0);
-    for (int64_t t = 0; t < tasks; ++t) forward_task(t, x, wt, bias_or_null, y, s, blocks, mine);
+    for (int64_t t = 0; t < tasks; ++t) forward_task(t, tasks, x, wt, bias_or_null, y, s, blocks, mine);
     return;
   }
 #pragma omp parallel num_threads(nt)
   {
     Scratch mine = scratch_of(omp_get_thread_num());
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) forward_task(t, x, wt, bias_or_null, y, s, blocks, mine);
+    for (int64_t t = 0; t < tasks; ++t) forward_task(t, tasks, x, wt, bias_or_null, y, s, blocks, mine);
   }
 }
 
