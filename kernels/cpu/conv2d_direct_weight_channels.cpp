@@ -31,11 +31,15 @@ namespace {
 // whole batch padded into the workspace first (conv2d_direct_padded.cpp) had streamed 4-7 MB to
 // memory and back per ResNet-8 conv: `pad_plane_avx512` was 6.5 % of its training step.
 //
-// A task is (group, k block, pair block), the pair block fastest. Tasks are split between threads
-// in contiguous ranges; images are taken in groups (kImageBudget) whose dyt each thread builds for
-// the channels its tasks touch. Each weight is one lane of one accumulator: summed over the
-// group's images and positions in order from zero, then added to the task's running sum in the
-// workspace, group after group, so the bits do not depend on the thread count.
+// A task is (group, k block, pair block), the pair block fastest. Images are taken in groups
+// (kImageBudget) whose dyt a thread builds for the channels its tasks touch. Each weight is one
+// lane of one accumulator: summed over the group's images and positions in order from zero, then
+// added to the task's running sum, group after group, apart for each of the batch's fixed image
+// shards (Note [image shards] in conv2d_direct_weight.cpp); dw is the shards' sums added in
+// order. Where there are at least as many tasks as threads, threads take contiguous task ranges
+// over both shards; where fewer (ResNet's stem, 1 -> 16 channels: one task), they take (shard,
+// task) units, so that two threads sum the two halves of the batch. Either way the bits do not
+// depend on the thread count.
 
 constexpr int kTaps = 3;            // kernel_w
 constexpr int kMaxVectors = 4;      // of 16 output channels, in one tile
@@ -92,9 +96,12 @@ int64_t dyt_floats(const Conv2dShape& s) { return group_images(s) * s.out_h() * 
 int64_t padded_x_floats(const Conv2dShape& s) {
   return padded(s) ? group_images(s) * s.in_channels * plane_floats(s) : 0;
 }
-int64_t thread_floats(const Conv2dShape& s, int threads) {
-  const int64_t most_tasks = direct_blocks(Tasks(s).count, threads);
-  return dyt_floats(s) + padded_x_floats(s) + most_tasks * kTileFloats;
+int64_t scratch_floats(const Conv2dShape& s) { return dyt_floats(s) + padded_x_floats(s); }
+
+// Threads that split the batch's image shards between them (fewer tasks than threads), else 0.
+int shard_threads(const Conv2dShape& s, int64_t tasks, int threads) {
+  if (threads == 1 || tasks >= threads || omp_in_parallel()) return 0;
+  return static_cast<int>(std::min<int64_t>(threads, tasks * image_shard_count(s)));
 }
 
 // acc[v][i][q] += the products of U consecutive output positions from ow on (U <= 4 / KV dy
@@ -258,10 +265,11 @@ struct PreparedTile {
   int64_t offsets[8];   // of each pair's kernel row r of channel c: (c - c_lo) * plane + r * width
 };
 
-// Tasks [t0, t1) over the whole batch into dw; ws holds thread_floats of the caller's count.
-void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
-               const Tasks& tasks, int64_t t0, int64_t t1, float* ws) {
-  if (t0 >= t1) return;
+// sums[(t - t0) * kTileFloats, ...) = task t's sums over images [n_begin, n_end), for tasks
+// [t0, t1); ws holds scratch_floats(s).
+void sum_tasks(const float* dy, const float* x, const Conv2dShape& s, const Tasks& tasks,
+               int64_t t0, int64_t t1, int64_t n_begin, int64_t n_end, float* sums, float* ws) {
+  if (t0 >= t1 || n_begin >= n_end) return;
   const int64_t G = group_images(s), HW = s.in_h * s.in_w, R = s.kernel_h;
   const int64_t W = plane_width(s), plane = plane_floats(s);  // of the plane the tiles read
   const int64_t OH = s.out_h(), OW = s.out_w(), P = OH * OW, Cg = s.group_in();
@@ -287,10 +295,9 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
   }
   float* dyt = ws;
   float* x_padded = dyt + G * P * ld;
-  float* sums = x_padded + (padded(s) ? G * (c_hi - c_lo) * plane : 0);
   std::fill(sums, sums + (t1 - t0) * kTileFloats, 0.0f);
-  for (int64_t n0 = 0; n0 < s.batch; n0 += G) {
-    const int64_t nb = std::min(G, s.batch - n0);
+  for (int64_t n0 = n_begin; n0 < n_end; n0 += G) {
+    const int64_t nb = std::min(G, n_end - n0);
     build_dyt(dy, dyt, n0, nb, k_lo, k_hi, s);
     const float* x_group = x + n0 * s.in_channels * HW;
     int64_t x_image = s.in_channels * HW;
@@ -308,23 +315,44 @@ void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
       tile_sums += kTileFloats;
     }
   }
-  const int64_t RQ = R * kTaps;
+}
+
+// dw's weights of tasks [t0, t1): the sums of shard 0 plus those of shard 1 (where the batch has
+// two), shard_sums[i] + (t - t0) * kTileFloats holding shard i's sums of task t.
+void store_tasks(const Conv2dShape& s, const Tasks& tasks, int64_t t0, int64_t t1,
+                 const float* const* shard_sums, float* dw) {
+  const int64_t R = s.kernel_h, Cg = s.group_in(), RQ = R * kTaps;
+  const bool two = image_shard_count(s) == 2;
   for (int64_t t = t0; t < t1; ++t) {
     const Tile tile = tile_of(tasks, s, t);
-    const float* a = sums + (t - t0) * kTileFloats;
+    const float* a = shard_sums[0] + (t - t0) * kTileFloats;
+    const float* a1 = two ? shard_sums[1] + (t - t0) * kTileFloats : nullptr;
     const int64_t NC = tile.pair1 - tile.pair0;
     for (int64_t v = 0; v < tile.vectors; ++v) {
       for (int64_t i = 0; i < NC; ++i) {
         const int64_t c = (tile.pair0 + i) / R, r = (tile.pair0 + i) % R;
         for (int64_t q = 0; q < kTaps; ++q) {
-          const float* lanes = a + ((v * NC + i) * kTaps + q) * 16;
+          const int64_t at = ((v * NC + i) * kTaps + q) * 16;
           for (int64_t l = 0; l < 16; ++l) {
-            dw[(tile.k0 + 16 * v + l) * Cg * RQ + c * RQ + r * kTaps + q] = lanes[l];
+            dw[(tile.k0 + 16 * v + l) * Cg * RQ + c * RQ + r * kTaps + q] =
+                two ? a[at + l] + a1[at + l] : a[at + l];
           }
         }
       }
     }
   }
+}
+
+// Tasks [t0, t1) over both shards into dw; ws holds scratch_floats(s) and two shards' sums.
+void run_tasks(const float* dy, const float* x, float* dw, const Conv2dShape& s,
+               const Tasks& tasks, int64_t t0, int64_t t1, float* ws) {
+  if (t0 >= t1) return;
+  float* sums[2] = {ws + scratch_floats(s), ws + scratch_floats(s) + (t1 - t0) * kTileFloats};
+  for (int64_t i = 0; i < image_shard_count(s); ++i) {
+    sum_tasks(dy, x, s, tasks, t0, t1, image_shard_begin(s, i), image_shard_begin(s, i + 1),
+              sums[i], ws);
+  }
+  store_tasks(s, tasks, t0, t1, sums, dw);
 }
 
 }  // namespace
@@ -333,18 +361,42 @@ bool channel_weight_grad_applies(const Conv2dShape& s) { return channel_kernels_
 
 int64_t channel_weight_grad_workspace(const Conv2dShape& s) {
   const int threads = get_num_threads();
-  return int64_t(threads) * thread_floats(s, threads);
+  const int64_t count = Tasks(s).count;
+  if (const int st = shard_threads(s, count, threads)) {
+    return image_shard_count(s) * count * kTileFloats + st * scratch_floats(s);
+  }
+  return threads * (scratch_floats(s) + 2 * direct_blocks(count, threads) * kTileFloats);
 }
 
 void channel_weight_grad(const float* dy, const float* x, float* dw, const Conv2dShape& s,
                          float* workspace) {
   const Tasks tasks(s);
   const int nt = get_num_threads();
+  if (const int st = shard_threads(s, tasks.count, nt)) {
+    // Unit u = (shard u / count, task u % count); each thread a contiguous range of units.
+    const int64_t count = tasks.count, units = image_shard_count(s) * count;
+    float* sums = workspace;
+    float* scratch = sums + units * kTileFloats;
+#pragma omp parallel num_threads(st)
+    {
+      const int64_t i = omp_get_thread_num(), u0 = units * i / st, u1 = units * (i + 1) / st;
+      for (int64_t shard = u0 / count; shard * count < u1; ++shard) {
+        const int64_t t0 = std::max(u0 - shard * count, int64_t(0));
+        const int64_t t1 = std::min(u1 - shard * count, count);
+        sum_tasks(dy, x, s, tasks, t0, t1, image_shard_begin(s, shard),
+                  image_shard_begin(s, shard + 1), sums + (shard * count + t0) * kTileFloats,
+                  scratch + i * scratch_floats(s));
+      }
+    }
+    const float* shard_sums[2] = {sums, sums + count * kTileFloats};
+    store_tasks(s, tasks, 0, count, shard_sums, dw);
+    return;
+  }
   if (nt == 1 || tasks.count < nt || omp_in_parallel()) {
     run_tasks(dy, x, dw, s, tasks, 0, tasks.count, workspace);
     return;
   }
-  const int64_t slice = thread_floats(s, nt);
+  const int64_t slice = scratch_floats(s) + 2 * direct_blocks(tasks.count, nt) * kTileFloats;
 #pragma omp parallel num_threads(nt)
   {
     const int64_t t = omp_get_thread_num();

@@ -263,7 +263,11 @@ TEST_CASE("conv2d on the direct kernels gives the same bits for every thread cou
   for (const Conv2dShape& s : {Conv2dShape{7, 10, 12, 12, 20, 5, 5},
                               Conv2dShape{5, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1},
                               Conv2dShape{5, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4},
-                              Conv2dShape{5, 16, 14, 14, 32, 3, 3, 2, 2, 1, 1}}) {
+                              Conv2dShape{5, 16, 14, 14, 32, 3, 3, 2, 2, 1, 1},
+                              // Fewer weight-gradient tasks than threads (ResNet's stem: one; two):
+                              // threads split the image shards, 3 threads across a shard's tasks.
+                              Conv2dShape{5, 1, 14, 14, 16, 3, 3, 1, 1, 1, 1},
+                              Conv2dShape{5, 2, 9, 9, 32, 3, 3, 1, 1, 1, 1}}) {
     CAPTURE(s.in_channels, s.pad_h, s.groups);
     // Without AVX-512 or AVX2 (or with EMBER_GEMM_ISA=scalar) these take the im2col path,
     // deterministic only for a fixed thread count (checked above).
