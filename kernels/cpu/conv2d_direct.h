@@ -11,6 +11,7 @@
 //          channel_weight_grad_applies, channel_weight_grad_workspace, channel_weight_grad,
 //          channel_forward_applies, channel_forward_workspace, channel_forward,
 //          strided_input_grad_applies, strided_input_grad_workspace, strided_input_grad,
+//          prefetch_share_l2, ChannelScratch, run_channel_tasks,
 //          transpose_weights_by_tap, pad_planes, transpose16_block,
 //          direct_padded_weight_grad_applies,
 //          group_slice, direct_padded_shape, direct_padded_applies, direct_padded_forward(_workspace),
@@ -24,6 +25,7 @@
 #include <cstdint>
 
 #include "ember/kernels/cpu/conv2d.h"
+#include "ember/kernels/cpu/threading.h"
 
 namespace ember::kernels::cpu {
 
@@ -134,6 +136,40 @@ bool strided_input_grad_applies(const Conv2dShape& s);
 int64_t strided_input_grad_workspace(const Conv2dShape& s);
 void strided_input_grad(const float* dy, const float* w, float* dx, const Conv2dShape& s,
                         float* workspace);
+
+// A thread's scratch in the channel kernels that copy one image's channel group with its border
+// (channel_forward, strided_input_grad): that copy, the image and group it holds, and the plane's
+// position-major sums yt.
+struct ChannelScratch {
+  float* padded;
+  float* yt;
+  int64_t image = -1, group = -1;  // whose group `padded` holds
+};
+
+// task(t, scratch) for t in [0, tasks): on the calling thread where one thread, fewer tasks than
+// threads or a parallel region, else split statically between get_num_threads() threads (each
+// thread's tasks one contiguous range, so a group copied for one task serves the next). Thread
+// i's scratch is `padded_floats` then yt at scratch + i * thread_floats.
+template <class Task>
+void run_channel_tasks(int64_t tasks, float* scratch, int64_t thread_floats, int64_t padded_floats,
+                       const Task& task) {
+  auto scratch_of = [&](int thread) {
+    float* mine = scratch + thread * thread_floats;
+    return ChannelScratch{mine, mine + padded_floats};
+  };
+  const int nt = get_num_threads();
+  if (nt == 1 || tasks < nt || omp_in_parallel()) {
+    ChannelScratch mine = scratch_of(0);
+    for (int64_t t = 0; t < tasks; ++t) task(t, mine);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    ChannelScratch mine = scratch_of(omp_get_thread_num());
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) task(t, mine);
+  }
+}
 
 // wt[(g * T + tap) * K/groups + k] = w[(g * K/groups + k) * T + tap], T = C/groups * R * S taps:
 // each group's weights tap-major, a tap's output channels one contiguous run.

@@ -1,5 +1,4 @@
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -125,20 +124,13 @@ int64_t padded_group_floats(const Conv2dShape& s) {
 int64_t yt_floats(const Conv2dShape& s) { return s.out_h() * s.out_w() * 16 * kMaxVectors; }
 int64_t scratch_floats(const Conv2dShape& s) { return padded_group_floats(s) + yt_floats(s); }
 
-// A thread's scratch: the padded channel group of the image it last copied, and yt.
-struct Scratch {
-  float* padded;
-  float* yt;
-  int64_t image = -1, group = -1;  // whose group `padded` holds
-};
-
 // Task t = (image, group, block), block fastest: the block's plane into yt, then into y. With
 // padding, the image's group is first copied with its zero border into the thread's scratch,
 // unless the thread's previous task had copied it (a thread's tasks are one contiguous range):
 // the copy stays in L2 and needs no batch-sized workspace (the whole-batch padded copy this
 // replaces was written to memory and read back).
 void forward_task(int64_t t, int64_t tasks, const float* x, const float* wt, const float* bias,
-                  float* y, const Conv2dShape& s, const Blocks& blocks, Scratch& scratch) {
+                  float* y, const Conv2dShape& s, const Blocks& blocks, ChannelScratch& scratch) {
   const int64_t b = t % blocks.count, group = t / blocks.count % s.groups;
   const int64_t n = t / blocks.count / s.groups;
   const int64_t v0 = blocks.start(b), KV = blocks.start(b + 1) - v0, ld = 16 * KV;
@@ -194,22 +186,10 @@ void channel_forward(const float* x, const float* w, const float* bias_or_null, 
   float* scratch = workspace + weight_floats(s);
   const Blocks blocks(s);
   const int64_t tasks = s.batch * s.groups * blocks.count;
-  const int nt = get_num_threads();
-  auto scratch_of = [&](int thread) {
-    float* mine = scratch + thread * scratch_floats(s);
-    return Scratch{mine, mine + padded_group_floats(s)};
-  };
-  if (nt == 1 || tasks < nt || omp_in_parallel()) {
-    Scratch mine = scratch_of(0);
-    for (int64_t t = 0; t < tasks; ++t) forward_task(t, tasks, x, wt, bias_or_null, y, s, blocks, mine);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    Scratch mine = scratch_of(omp_get_thread_num());
-#pragma omp for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) forward_task(t, tasks, x, wt, bias_or_null, y, s, blocks, mine);
-  }
+  run_channel_tasks(tasks, scratch, scratch_floats(s), padded_group_floats(s),
+                    [&](int64_t t, ChannelScratch& mine) {
+                      forward_task(t, tasks, x, wt, bias_or_null, y, s, blocks, mine);
+                    });
 }
 
 }  // namespace ember::kernels::cpu

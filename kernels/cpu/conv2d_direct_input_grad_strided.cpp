@@ -1,7 +1,6 @@
 // The input gradient of a 3x3 stride-2 convolution, vectorised over input channels (Note [the
 // strided input gradient by input channels]).
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -108,17 +107,10 @@ void transpose_weights_by_input(const float* w, const Conv2dShape& s, float* wt)
   }
 }
 
-// A thread's scratch: the padded channel group of dy it last copied, and yt.
-struct Scratch {
-  float* padded;
-  float* yt;
-  int64_t image = -1, group = -1;  // whose group `padded` holds
-};
-
 // Task t = (image, group, vector of 16 input channels), vector fastest: the vector's dx plane
 // into yt, then into dx.
 void input_grad_task(int64_t t, const float* dy, const float* wt, float* dx, const Conv2dShape& s,
-                     Scratch& scratch) {
+                     ChannelScratch& scratch) {
   const int64_t vectors = s.group_in() / 16, v = t % vectors, group = t / vectors % s.groups;
   const int64_t n = t / vectors / s.groups;
   const int64_t Kg = s.group_out(), Cg = s.group_in(), c0 = group * Cg + 16 * v;
@@ -173,22 +165,10 @@ void strided_input_grad(const float* dy, const float* w, float* dx, const Conv2d
   const float* wt = workspace;
   float* scratch = workspace + weight_floats(s);
   const int64_t tasks = s.batch * s.groups * (s.group_in() / 16);
-  const int nt = get_num_threads();
-  auto scratch_of = [&](int thread) {
-    float* mine = scratch + thread * scratch_floats(s);
-    return Scratch{mine, mine + padded_group_floats(s)};
-  };
-  if (nt == 1 || tasks < nt || omp_in_parallel()) {
-    Scratch mine = scratch_of(0);
-    for (int64_t t = 0; t < tasks; ++t) input_grad_task(t, dy, wt, dx, s, mine);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    Scratch mine = scratch_of(omp_get_thread_num());
-#pragma omp for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) input_grad_task(t, dy, wt, dx, s, mine);
-  }
+  run_channel_tasks(tasks, scratch, scratch_floats(s), padded_group_floats(s),
+                    [&](int64_t t, ChannelScratch& mine) {
+                      input_grad_task(t, dy, wt, dx, s, mine);
+                    });
 }
 
 }  // namespace ember::kernels::cpu
